@@ -1,0 +1,66 @@
+"""Version profiles: which upstream generation the reference reconciler imitates.
+
+A profile is a suite (``trainer``) plus a version (``2.3``). Each differing upstream behaviour is a
+named switch here, with the PR that introduced it, so a case's version range and the code that
+implements it point at the same fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    suite: str
+    version: tuple[int, int]
+    crd_dir: str
+    #: torch nproc resolution generation: "v2.0" (#2492, limits first, TrainJob resources only),
+    #: "v2.1" (#2832, requests first, runtime fallback, "cpu"/"gpu"), "v2.2" (#3239, int32 only).
+    torch_nproc: str
+    #: TrainJob spec.trainer.numProcPerNode is IntOrString (v2.0/v2.1) rather than int32.
+    int_or_string_nproc: bool
+    #: MPI slots default to the GPU count when the runtime says 1 (#2653, v2.1).
+    mpi_slots_from_gpu: bool
+    #: Hostfile/endpoints loop over replicatedJob replicas (#3539, v2.3); before, replica index 0.
+    endpoints_loop_replicas: bool
+    #: resourcesPerNode is merged per key into the runtime's resources (#3602, v2.3); before, replaced.
+    merge_resources_per_node: bool
+    #: SSH secret volume carries file modes (#3649, v2.3).
+    ssh_volume_modes: bool
+    #: MPI webhook rejects reserved OMPI_MCA_* env names (#3491, v2.3).
+    mpi_reserved_env_check: bool
+    #: Torch webhook only checks reserved PET_* envs when numProcPerNode is set (v2.0/v2.1 quirk).
+    torch_env_check_needs_nproc: bool
+
+    @property
+    def version_text(self) -> str:
+        return f"{self.version[0]}.{self.version[1]}"
+
+
+TRAINER_V2_1 = Profile(
+    name="trainer-v2.1", suite="trainer", version=(2, 1), crd_dir="trainer-v2.1",
+    torch_nproc="v2.1", int_or_string_nproc=True, mpi_slots_from_gpu=True,
+    endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
+    mpi_reserved_env_check=False, torch_env_check_needs_nproc=True,
+)
+
+TRAINER_V2_3 = Profile(
+    name="trainer-v2.3", suite="trainer", version=(2, 3), crd_dir="trainer-v2.3",
+    torch_nproc="v2.2", int_or_string_nproc=False, mpi_slots_from_gpu=True,
+    endpoints_loop_replicas=True, merge_resources_per_node=True, ssh_volume_modes=True,
+    mpi_reserved_env_check=True, torch_env_check_needs_nproc=False,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (TRAINER_V2_1, TRAINER_V2_3)}
+DEFAULT_PROFILE = TRAINER_V2_3.name
+
+
+def get(name: str | None) -> Profile:
+    if name is None:
+        return PROFILES[DEFAULT_PROFILE]
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise KeyError(f"unknown profile {name!r}; known: {', '.join(sorted(PROFILES))}") from None

@@ -1,0 +1,54 @@
+"""TrainJob controller: TrainJob + runtime → JobSet (+ MPI ConfigMap and Secret); JobSet status back.
+
+Once the JobSet exists, nothing is rebuilt (upstream's Build returns nothing for a running,
+unsuspended JobSet); only status flows back.
+"""
+
+from __future__ import annotations
+
+from .. import meta
+from . import runtimes
+from .framework import run_build
+from .info import new_runtime_info
+
+GROUP = "trainer.kubeflow.org"
+JOBSET_GROUP = "jobset.x-k8s.io"
+
+
+class TrainJobController:
+    watches = ((GROUP, "TrainJob"),)
+
+    def reconcile(self, cluster, trainjob: dict) -> None:
+        md = trainjob["metadata"]
+        jobset = cluster.find(JOBSET_GROUP, "JobSet", md.get("namespace", ""), md["name"])
+        if jobset is None:
+            runtime = runtimes.lookup(cluster, trainjob)
+            if runtime is None:
+                return  # admission already refused this; a runtime deleted later just waits
+            for obj in run_build(runtimes.PLUGINS, new_runtime_info(runtime), trainjob, cluster.profile,
+                                 cluster.find):
+                if cluster.find(*meta.key(obj)) is None:
+                    cluster.create(obj)
+            return
+        self._sync_status(cluster, trainjob, jobset)
+
+    @staticmethod
+    def _sync_status(cluster, trainjob: dict, jobset: dict) -> None:
+        """JobSet Completed/Failed → TrainJob Complete/Failed; replicatedJobsStatus → jobsStatus."""
+        js_status = jobset.get("status") or {}
+        status = {}
+        jobs = [{k: rj.get(k, 0) for k in ("ready", "succeeded", "failed", "active", "suspended")} | {"name": rj["name"]}
+                for rj in js_status.get("replicatedJobsStatus", [])]
+        if jobs:
+            status["jobsStatus"] = jobs
+        conditions = []
+        for source, target in (("Completed", "Complete"), ("Failed", "Failed")):
+            cond = meta.condition(jobset, source)
+            if cond and cond.get("status") == "True":
+                conditions.append({"type": target, "status": "True", "reason": cond.get("reason"),
+                                   "message": cond.get("message"), "lastTransitionTime": cond.get("lastTransitionTime")})
+        if conditions:
+            status["conditions"] = conditions
+        if status and trainjob.get("status") != status:
+            trainjob["status"] = status
+            cluster.update(trainjob)
