@@ -70,7 +70,7 @@ class FieldError:
     def to_dict(self) -> dict:
         data = {"type": self.type, "field": self.field, "detail": self.detail}
         if self.value is not _OMIT:
-            data["value"] = self.value
+            data["value"] = getattr(self.value, "value", self.value)
         return data
 
 

@@ -1,0 +1,1 @@
+"""Backends run a case and report an :class:`~conformance.outcome.Outcome`."""

@@ -1,0 +1,228 @@
+"""Load case tables: YAML files validated by ``schema/case-table.schema.json``.
+
+A broken file or row never stops the run: it becomes a :class:`BrokenCase` that fails on its own,
+with a message naming the file and the row, while every other row still runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import jsonpatch
+import jsonschema
+import yaml
+
+from reconciler.profiles import PROFILES
+
+SCHEMA_PATH = Path(__file__).parent / "schema" / "case-table.schema.json"
+
+
+@lru_cache(maxsize=None)
+def _schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def _validator(ref: str | None = None):
+    schema = _schema()
+    if ref:
+        schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{ref}"}
+    return jsonschema.Draft202012Validator(schema)
+
+
+@dataclass
+class Case:
+    """One row, ready to run on one or more profiles."""
+
+    table: str
+    id: str
+    title: str
+    suite: str
+    versions: str
+    level: str
+    inputs: list[dict]
+    expect: dict
+    source: str  # "cases/trainer/mpi-topology.yaml, row 3 (id …)"
+    path: Path
+
+    @property
+    def full_id(self) -> str:
+        return f"{self.table}/{self.id}"
+
+    def profiles(self) -> list[str]:
+        return [p.name for p in PROFILES.values() if p.suite == self.suite and version_in_range(p.version, self.versions)]
+
+
+@dataclass
+class BrokenCase:
+    """A file or row that could not be loaded; it fails with ``error`` when run."""
+
+    full_id: str
+    error: str
+    path: Path
+    table: str = ""
+    level: str = "core"
+    suite: str = ""
+    title: str = ""
+
+    def profiles(self) -> list[str]:
+        return ["-"]
+
+
+@dataclass
+class Table:
+    path: Path
+    cases: list[Case | BrokenCase] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------ versions
+
+_CLAUSE = re.compile(r"^\s*(==|>=|<=|>|<|!=)\s*([0-9]+(?:\.[0-9]+)*)\s*$")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def version_in_range(version: tuple[int, ...], spec: str) -> bool:
+    """``(2, 3)`` in ``">=2.1,<2.4"``; versions compare as padded integer tuples."""
+    for clause in spec.split(","):
+        match = _CLAUSE.match(clause)
+        if not match:
+            raise ValueError(f"bad version clause {clause!r}")
+        op, wanted = match.group(1), _version(match.group(2))
+        width = max(len(version), len(wanted))
+        have = version + (0,) * (width - len(version))
+        want = wanted + (0,) * (width - len(wanted))
+        ok = {"==": have == want, "!=": have != want, ">=": have >= want, "<=": have <= want,
+              ">": have > want, "<": have < want}[op]
+        if not ok:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------ loading
+
+def discover(root: Path) -> list[Path]:
+    """Every table file under ``root``; ``_bases`` folders hold manifests, not tables."""
+    return sorted(p for p in root.rglob("*.yaml") if not any(part.startswith("_") for part in p.relative_to(root).parts))
+
+
+def load_all(root: Path) -> list[Case | BrokenCase]:
+    cases: list[Case | BrokenCase] = []
+    seen: dict[str, str] = {}
+    for path in discover(root):
+        for case in load_table(path, root).cases:
+            if isinstance(case, Case) and case.full_id in seen:
+                cases.append(BrokenCase(case.full_id + "#duplicate", f"{case.source}: duplicate case id "
+                                        f"{case.full_id!r} (first defined at {seen[case.full_id]})", path))
+                continue
+            seen[case.full_id] = getattr(case, "source", str(path))
+            cases.append(case)
+    return cases
+
+
+def load_table(path: Path, root: Path) -> Table:
+    rel = _display(path, root)
+    table = Table(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        table.cases.append(BrokenCase(f"{rel}#file", f"{rel}: malformed YAML: {exc}", path))
+        return table
+    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(e.path))
+    if errors:
+        table.cases.append(BrokenCase(f"{rel}#file", f"{rel}: not a case table: {_explain(errors[0])}", path))
+        return table
+    defaults = doc.get("defaults", {})
+    bases = doc.get("bases", {})
+    row_validator = _validator("row")
+    for index, row in enumerate(doc["rows"], start=1):
+        label = f"{rel}, row {index}" + (f" (id {row.get('id')!r})" if isinstance(row, dict) and row.get("id") else "")
+        row_errors = sorted(row_validator.iter_errors(row), key=lambda e: list(e.path))
+        if row_errors:
+            table.cases.append(BrokenCase(f"{doc['table']}/{_row_key(row, index)}", f"{label}: {_explain(row_errors[0])}",
+                                          path, table=doc["table"], suite=doc["suite"]))
+            continue
+        try:
+            inputs = _build_inputs(row, defaults, bases, path)
+        except CaseError as exc:
+            table.cases.append(BrokenCase(f"{doc['table']}/{row['id']}", f"{label}: {exc}", path,
+                                          table=doc["table"], suite=doc["suite"], title=row["title"]))
+            continue
+        table.cases.append(Case(
+            table=doc["table"], id=row["id"], title=row["title"], suite=doc["suite"],
+            versions=row.get("versions", defaults.get("versions", ">=0")),
+            level=row.get("level", defaults.get("level", "core")),
+            inputs=inputs, expect=row["expect"], source=label, path=path,
+        ))
+    return table
+
+
+class CaseError(Exception):
+    pass
+
+
+def _build_inputs(row: dict, defaults: dict, bases: dict, path: Path) -> list[dict]:
+    specs = copy.deepcopy(row.get("inputs") or defaults.get("inputs") or [])
+    specs += copy.deepcopy(row.get("add") or [])
+    if not specs:
+        raise CaseError("no inputs: give `inputs` in the row or in the table defaults")
+    unused_patches = set(row.get("patch", {})) - {s.get("base") for s in specs}
+    if unused_patches:
+        raise CaseError(f"`patch` names base(s) {sorted(unused_patches)} that no input uses")
+    manifests = []
+    for spec in specs:
+        if "manifest" in spec:
+            manifests.append(spec["manifest"])
+            continue
+        name = spec["base"]
+        if name not in bases:
+            raise CaseError(f"unknown base {name!r}; the table defines {sorted(bases)}")
+        manifest = _load_base(path.parent / bases[name])
+        for ops in (spec.get("patch") or [], row.get("patch", {}).get(name) or []):
+            try:
+                manifest = jsonpatch.apply_patch(manifest, ops)
+            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+                raise CaseError(f"JSON Patch on base {name!r} failed: {exc}") from None
+        manifests.append(manifest)
+    return manifests
+
+
+@lru_cache(maxsize=None)
+def _load_base_cached(path: Path) -> str:
+    return path.read_text()
+
+
+def _load_base(path: Path) -> dict:
+    try:
+        text = _load_base_cached(path)
+    except OSError as exc:
+        raise CaseError(f"cannot read base {path}: {exc.strerror}") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CaseError(f"malformed YAML in base {path}: {exc}") from None
+    if not isinstance(doc, dict) or "kind" not in doc:
+        raise CaseError(f"base {path} is not a Kubernetes object")
+    return doc
+
+
+def _row_key(row, index: int) -> str:
+    return row.get("id") if isinstance(row, dict) and isinstance(row.get("id"), str) else f"row-{index}"
+
+
+def _explain(error: jsonschema.ValidationError) -> str:
+    where = "/".join(str(p) for p in error.absolute_path)
+    return f"{error.message}" + (f" (at {where})" if where else "")
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root.parent))
+    except ValueError:
+        return str(path)
