@@ -64,6 +64,11 @@ class YamlGolden(SingleFileSnapshotExtension):
         return cls.root / relative_path(profile, case.table, case.id)
 
     @classmethod
+    def location_of(cls, assertion) -> Path:
+        """Where the golden of a syrupy ``snapshot`` fixture lives."""
+        return cls._target(assertion.test_location).with_suffix(".yaml")
+
+    @classmethod
     def dirname(cls, *, test_location) -> str:
         return str(cls._target(test_location).parent)
 

@@ -73,6 +73,11 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize(("conformance_case", "conformance_profile"), params, ids=ids)
 
 
+def pytest_collection_modifyitems(session, config, items):
+    if config.getoption("-k") or config.getoption("-m"):
+        config.stash[_STATE_KEY]["selected_everything"] = False
+
+
 def pytest_deselected(items):
     for item in items:
         item.config.stash[_STATE_KEY]["selected_everything"] = False

@@ -82,6 +82,14 @@ class Cluster:
         return str(self._rv_counter)
 
     # ------------------------------------------------------------------ admission
+    def serves(self, api_version: str, kind: str) -> bool:
+        group, version = meta.group_of(api_version), api_version.split("/")[-1]
+        return (group, version, kind) in crds.schemas(self.profile.crd_dir) or builtin.is_builtin(api_version, kind)
+
+    def served_kinds(self) -> list[str]:
+        custom = [f"{g}/{v} {k}" for g, v, k in crds.schemas(self.profile.crd_dir)]
+        return sorted(custom + [f"{a} {k}" for a, k in builtin.BUILTIN])
+
     def admit(self, obj: dict) -> dict:
         """Run the create-time admission chain and return the object as it would be stored."""
         api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")

@@ -39,6 +39,13 @@ class Profile:
         return f"{self.version[0]}.{self.version[1]}"
 
 
+TRAINER_V2_0 = Profile(
+    name="trainer-v2.0", suite="trainer", version=(2, 0), crd_dir="trainer-v2.0",
+    torch_nproc="v2.0", int_or_string_nproc=True, mpi_slots_from_gpu=False,
+    endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
+    mpi_reserved_env_check=False, torch_env_check_needs_nproc=True,
+)
+
 TRAINER_V2_1 = Profile(
     name="trainer-v2.1", suite="trainer", version=(2, 1), crd_dir="trainer-v2.1",
     torch_nproc="v2.1", int_or_string_nproc=True, mpi_slots_from_gpu=True,
@@ -53,7 +60,7 @@ TRAINER_V2_3 = Profile(
     mpi_reserved_env_check=True, torch_env_check_needs_nproc=False,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (TRAINER_V2_1, TRAINER_V2_3)}
+PROFILES: dict[str, Profile] = {p.name: p for p in (TRAINER_V2_0, TRAINER_V2_1, TRAINER_V2_3)}
 DEFAULT_PROFILE = TRAINER_V2_3.name
 
 

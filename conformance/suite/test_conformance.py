@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 import pytest
 
 from conformance import expectations
@@ -19,7 +21,17 @@ def test_case(conformance_case, conformance_profile, conformance_backend, snapsh
     outcome = conformance_backend.run(case.inputs, conformance_profile)
     failures = expectations.check(case.expect, outcome)
     golden = golden_text(case.full_id, case.title, conformance_profile, outcome)
-    golden_matches = snapshot.use_extension(YamlGolden) == golden
+    snapshot = snapshot.use_extension(YamlGolden)
+    golden_matches = snapshot == golden  # records the golden as used; writes it under --snapshot-update
     if failures:
-        pytest.fail(f"{case.source}: {case.title}\n" + "\n".join(failures), pytrace=False)
-    assert golden_matches, f"{case.source}: output differs from its golden (run `make snapshots-update` if intended)"
+        pytest.fail(f"{case.source} [{conformance_profile}]: {case.title}\n" + "\n".join(failures), pytrace=False)
+    if not golden_matches:
+        pytest.fail(_golden_diff(YamlGolden.location_of(snapshot), golden), pytrace=False)
+
+
+def _golden_diff(path, new_text: str) -> str:
+    if not path.exists():
+        return f"no golden at {path}; run `make snapshots-update` to create it"
+    diff = difflib.unified_diff(path.read_text().splitlines(), new_text.splitlines(),
+                                f"golden {path}", "this run", lineterm="")
+    return "output differs from its golden (run `make snapshots-update` if the change is intended):\n" + "\n".join(diff)

@@ -1,0 +1,35 @@
+# The two commands a fresh machine needs: `make conformance` (the table, render backend) and
+# `make test` (unit tests + the table). Both create the virtualenv and install on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: conformance test unit snapshots-update bench list clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(STAMP)
+
+conformance: $(STAMP)
+	$(BIN)/conformance run
+
+test: $(STAMP)
+	$(BIN)/pytest -q
+
+unit: $(STAMP)
+	$(BIN)/pytest -q tests
+
+snapshots-update: $(STAMP)
+	$(BIN)/conformance run --snapshot-update
+
+list: $(STAMP)
+	$(BIN)/conformance list
+
+bench: $(STAMP)
+	$(BIN)/python bench/render_bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,158 @@
+"""``conformance``: render manifests, run the table, list the cases.
+
+Exit codes of ``render``: 0 everything admitted; 1 an object was rejected by admission (stderr
+names it and gives each error in the apiserver's wording); 2 the input itself is unusable
+(unreadable file, malformed YAML, unknown kind).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+import reconciler
+from reconciler import meta
+from reconciler.errors import Rejection
+from reconciler.profiles import DEFAULT_PROFILE, PROFILES
+
+from . import cases as case_loader
+from .golden import dump
+
+SUITE_DIR = Path(__file__).parent / "suite"
+
+
+class InputError(Exception):
+    """The manifests cannot be used at all (exit 2)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="conformance", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_render = sub.add_parser("render", help="run the reference reconciler on manifests and print every object")
+    p_render.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
+                          help="multi-document YAML file, '-' for stdin (repeatable)")
+    p_render.add_argument("--profile", default=DEFAULT_PROFILE, choices=sorted(PROFILES))
+
+    p_run = sub.add_parser("run", help="run the case table (pytest underneath)")
+    p_run.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
+    p_run.add_argument("--level", action="append", default=[], choices=["core", "extended"])
+    p_run.add_argument("--backend", default="render", choices=["render"])
+    p_run.add_argument("-k", dest="keyword", help="only cases matching this pytest -k expression")
+    p_run.add_argument("--junitxml", help="write a JUnit XML report")
+    p_run.add_argument("--cases-dir", default="cases")
+    p_run.add_argument("--snapshots-dir", default="snapshots")
+    p_run.add_argument("--snapshot-update", action="store_true", help="rewrite goldens (and delete unused ones)")
+
+    p_list = sub.add_parser("list", help="list the cases: id, table, level, profiles")
+    p_list.add_argument("--cases-dir", default="cases")
+    p_list.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
+
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "render":
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        return render(args.filename, args.profile)
+    if args.command == "run":
+        return run(args, extra)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return list_cases(Path(args.cases_dir), args.profile)
+
+
+# ------------------------------------------------------------------ render
+
+def read_manifests(filenames: list[str]) -> list[tuple[str, dict]]:
+    """(where it came from, object) for every document; ``kind: List`` items are unpacked."""
+    manifests = []
+    for name in filenames:
+        label = "<stdin>" if name == "-" else name
+        try:
+            text = sys.stdin.read() if name == "-" else Path(name).read_text()
+        except OSError as exc:
+            raise InputError(f"{label}: cannot read: {exc.strerror}") from None
+        try:
+            docs = list(yaml.safe_load_all(text))
+        except yaml.YAMLError as exc:
+            raise InputError(f"{label}: malformed YAML: {' '.join(str(exc).split())}") from None
+        for number, doc in enumerate(docs, start=1):
+            if doc is None:
+                continue
+            if not isinstance(doc, dict) or not doc.get("apiVersion") or not doc.get("kind"):
+                raise InputError(f"{label}: document {number} is not a Kubernetes object (needs apiVersion and kind)")
+            for obj in doc.get("items") or [] if doc["kind"] == "List" else [doc]:
+                manifests.append((f"{label}: document {number}", obj))
+    return manifests
+
+
+def render(filenames: list[str], profile: str) -> int:
+    try:
+        manifests = read_manifests(filenames)
+        cluster = reconciler.new_cluster(profile)
+        for source, obj in manifests:
+            if not cluster.serves(obj["apiVersion"], obj["kind"]):
+                raise InputError(f"{source}: unknown kind {obj['kind']!r} in {obj['apiVersion']!r} "
+                                 f"(profile {profile} serves: {', '.join(cluster.served_kinds())})")
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    result = reconciler.render([obj for _, obj in manifests], cluster=cluster)
+    sys.stdout.write("---\n".join(dump(obj) for obj in result.objects))
+    for rejected in result.rejections:
+        error = rejected.error
+        what = meta.describe(rejected.obj)
+        if isinstance(error, Rejection):
+            by = f'admission webhook "{error.webhook}"' if error.kind == "webhook" else "the CRD schema"
+            print(f"error: {what} was rejected by {by} ({error.code} {error.reason}):", file=sys.stderr)
+            for field_error in error.errors:
+                print(f"  {field_error}", file=sys.stderr)
+        else:
+            print(f"error: {what}: {error}", file=sys.stderr)
+    return 1 if result.rejections else 0
+
+
+# ------------------------------------------------------------------ run / list
+
+def run(args, extra: list[str]) -> int:
+    import pytest
+
+    pytest_args = [str(SUITE_DIR), "-p", "conformance.pytest_plugin", "-o", "addopts=", "-p", "no:cacheprovider",
+                   "--rootdir", str(Path.cwd()), "--cases-dir", args.cases_dir, "--snapshots-dir", args.snapshots_dir,
+                   "--backend", args.backend, "-q"]
+    for profile in args.profile:
+        pytest_args += ["--profile", profile]
+    for level in args.level:
+        pytest_args += ["--level", level]
+    if args.keyword:
+        pytest_args += ["-k", args.keyword]
+    if args.junitxml:
+        pytest_args += ["--junitxml", args.junitxml]
+    if args.snapshot_update:
+        pytest_args.append("--snapshot-update")
+    return int(pytest.main(pytest_args + extra))
+
+
+def list_cases(cases_dir: Path, profiles: list[str]) -> int:
+    rows = []
+    for case in case_loader.load_all(cases_dir):
+        case_profiles = [p for p in case.profiles() if not profiles or p in profiles]
+        if profiles and not case_profiles:
+            continue
+        rows.append((case.full_id, case.table or "-", case.level, ",".join(case_profiles) or "-",
+                     "BROKEN: " + case.error if isinstance(case, case_loader.BrokenCase) else ""))
+    if not rows:
+        print(f"no cases under {cases_dir}", file=sys.stderr)
+        return 1
+    widths = [max(len(r[i]) for r in rows + [("ID", "TABLE", "LEVEL", "PROFILES", "")]) for i in range(4)]
+    print("  ".join(h.ljust(w) for h, w in zip(("ID", "TABLE", "LEVEL", "PROFILES"), widths)))
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + (f"  {row[4]}" if row[4] else ""))
+    print(f"{len(rows)} cases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
