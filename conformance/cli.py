@@ -19,7 +19,7 @@ from reconciler.errors import Rejection
 from reconciler.profiles import DEFAULT_PROFILE, PROFILES
 
 from . import cases as case_loader
-from .golden import dump
+from .yamlio import dump
 
 SUITE_DIR = Path(__file__).parent / "suite"
 

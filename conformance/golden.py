@@ -9,28 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-import yaml
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from .normalize import normalize
+from .yamlio import dump
 from .outcome import Outcome
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _str_presenter(dumper, data: str):
-    # Multi-line strings (hostfiles, PEM) as literal blocks: readable goldens, readable diffs.
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-
-_Dumper.add_representer(str, _str_presenter)
-
-
-def dump(data) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=10**6, allow_unicode=True)
 
 
 def golden_text(case_id: str, title: str, profile: str, outcome: Outcome) -> str:

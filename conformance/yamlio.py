@@ -1,0 +1,22 @@
+"""YAML output shared by goldens and ``conformance render``: Kubernetes key order kept, multi-line
+strings (hostfiles, PEM blocks) as literal blocks, no line folding."""
+
+from __future__ import annotations
+
+import yaml
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_presenter(dumper, data: str):
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def dump(data) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=10**6, allow_unicode=True)
