@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 
-import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -82,4 +82,4 @@ def _sort_key(obj: dict):
     kind = obj.get("kind", "")
     order = _KIND_ORDER.index(kind) if kind in _KIND_ORDER else len(_KIND_ORDER)
     md = obj.get("metadata", {})
-    return (order, kind, md.get("namespace", ""), md.get("name", ""), yaml.safe_dump(obj))
+    return (order, kind, md.get("namespace", ""), md.get("name", ""), json.dumps(obj, sort_keys=True))

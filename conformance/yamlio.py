@@ -6,7 +6,8 @@ from __future__ import annotations
 import yaml
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter when PyYAML was built with it (the usual wheels are): same output, ~10x faster.
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
     pass
 
 
