@@ -69,6 +69,10 @@ class BrokenCase:
     suite: str = ""
     title: str = ""
 
+    @property
+    def id(self) -> str:
+        return self.full_id.rsplit("/", 1)[-1]
+
     def profiles(self) -> list[str]:
         return ["-"]
 

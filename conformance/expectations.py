@@ -73,7 +73,7 @@ def _describe_error(error: dict) -> str:
 def _candidates(want: dict, objects: list[dict]) -> list[dict]:
     md = want.get("metadata") or {}
     found = [o for o in objects if o.get("apiVersion") == want["apiVersion"] and o.get("kind") == want["kind"]]
-    for key in ("name", "namespace"):
+    for key in ("name", "generateName", "namespace"):
         if key in md:
             found = [o for o in found if o["metadata"].get(key) == md[key]]
     return found

@@ -20,6 +20,8 @@ def golden_text(case_id: str, title: str, profile: str, outcome: Outcome) -> str
     doc = {"case": case_id, "profile": profile, "title": title}
     if outcome.rejections:
         doc["rejections"] = [r.to_golden() for r in outcome.rejections]
+    if outcome.reconcile_errors:
+        doc["reconcileErrors"] = outcome.reconcile_errors
     doc["objects"] = normalize(outcome.objects)
     return dump(doc)
 

@@ -3,7 +3,7 @@
 * maps: the expected keys must be present and match; other actual keys are ignored;
 * lists of named items (``containers``, ``env``, ``volumes`` … see :data:`KEYED_LISTS`): each
   expected item is found by its key, wherever it sits; ``{name: X, $absent: true}`` asserts that
-  no item ``X`` exists;
+  no item ``X`` exists; in a map, ``key: {$absent: true}`` asserts the key is not there;
 * every other list: positional, and the lengths must be equal (as in kuttl/Chainsaw);
 * scalars: equal, with no type coercion (``"2"`` is not ``2``).
 
@@ -52,7 +52,13 @@ def match(expected, actual, path: str = "") -> list[Mismatch]:
         problems = []
         for key, want in expected.items():
             sub = f"{path}.{key}" if path else key
+            if want == {ABSENT: True}:
+                if key in actual:
+                    problems.append(Mismatch(sub, None, actual[key], f"must be absent, found {_short(actual[key])}"))
+                continue
             if key not in actual:
+                if isinstance(want, list) and want and all(isinstance(w, dict) and w.get(ABSENT) for w in want):
+                    continue  # no list at all: every item asked to be absent is absent
                 problems.append(Mismatch(sub, want, None, "missing"))
             elif isinstance(want, list) and key in KEYED_LISTS and isinstance(actual[key], list):
                 problems.extend(_match_keyed(want, actual[key], sub, KEYED_LISTS[key]))

@@ -30,3 +30,5 @@ class Outcome:
     rejections: list[RejectionRecord] = field(default_factory=list)
     #: Problems with the case itself (e.g. an input of an unknown kind): the case fails.
     input_errors: list[str] = field(default_factory=list)
+    #: Errors the operator's reconcilers reported (render: recorded by the reference reconciler).
+    reconcile_errors: list[str] = field(default_factory=list)

@@ -62,6 +62,8 @@ class Cluster:
     warnings: list[str] = field(default_factory=list)
     #: Every write (create/update/delete), in order: the basis of "API writes per pod" figures.
     writes: int = 0
+    #: Errors controllers returned (upstream logs and requeues them), as "Kind ns/name: message".
+    reconcile_errors: list[str] = field(default_factory=list)
     _uid_counter: int = 0
     _rv_counter: int = 0
     clock: int = 0
@@ -192,6 +194,11 @@ class Cluster:
 
     def all_objects(self) -> Iterable[dict]:
         return self.objects.values()
+
+    def record_error(self, obj: dict, message: str) -> None:
+        entry = f"{meta.describe(obj)}: {message}"
+        if entry not in self.reconcile_errors:
+            self.reconcile_errors.append(entry)
 
     # ------------------------------------------------------------------ reconcile loop
     def settle(self, max_rounds: int = 100) -> int:

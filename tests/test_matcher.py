@@ -58,3 +58,13 @@ def test_explain_has_problem_lines_and_a_unified_diff():
     text = explain(want, ACTUAL, match(want, ACTUAL))
     assert "* metadata.name: expected other, got js" in text
     assert "--- expected" in text and "+++ actual" in text and "-  name: other" in text
+
+
+def test_absent_map_key():
+    assert match({"metadata": {"labels": {"c": {"$absent": True}}}}, ACTUAL) == []
+    assert str(match({"metadata": {"labels": {"a": {"$absent": True}}}}, ACTUAL)[0]) == "metadata.labels.a: must be absent, found '1'"
+
+
+def test_absent_items_of_a_missing_list_are_absent():
+    assert match({"spec": {"containers": [{"name": "sidecar", "env": [{"name": "A", "$absent": True}]}]}}, ACTUAL) == []
+    assert match({"spec": {"containers": [{"name": "sidecar", "env": [{"name": "A"}]}]}}, ACTUAL)

@@ -12,7 +12,7 @@ from ..outcome import Outcome, RejectionRecord
 
 def run(manifests: list[dict], profile: str) -> Outcome:
     result = reconciler.render(manifests, profile)
-    outcome = Outcome(objects=result.objects)
+    outcome = Outcome(objects=result.objects, reconcile_errors=list(result.cluster.reconcile_errors))
     for rejected in result.rejections:
         md = rejected.obj.get("metadata") or {}
         error = rejected.error

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import meta
 from . import runtimes
-from .framework import run_build
+from .framework import BuildError, run_build
 from .info import new_runtime_info
 
 GROUP = "trainer.kubeflow.org"
@@ -25,8 +25,12 @@ class TrainJobController:
             runtime = runtimes.lookup(cluster, trainjob)
             if runtime is None:
                 return  # admission already refused this; a runtime deleted later just waits
-            for obj in run_build(runtimes.PLUGINS, new_runtime_info(runtime), trainjob, cluster.profile,
-                                 cluster.find):
+            try:
+                objects = run_build(runtimes.PLUGINS, new_runtime_info(runtime), trainjob, cluster.profile, cluster.find)
+            except BuildError as exc:
+                cluster.record_error(trainjob, str(exc))
+                return
+            for obj in objects:
                 if cluster.find(*meta.key(obj)) is None:
                     cluster.create(obj)
             return

@@ -22,6 +22,10 @@ from .info import RuntimeInfo
 Lookup = Callable[[str, str, str, str], dict | None]
 
 
+class BuildError(Exception):
+    """A plugin refused to build; upstream returns the error from Reconcile and creates nothing."""
+
+
 @dataclass(frozen=True)
 class Plugin:
     name: str

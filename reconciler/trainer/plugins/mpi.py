@@ -15,7 +15,7 @@ from ... import meta
 from ...errors import FieldError, invalid
 from ...gotypes import IntOrString
 from ...profiles import Profile
-from ..framework import Lookup, Plugin
+from ..framework import BuildError, Lookup, Plugin
 from ..info import LAUNCHER, NODE, TRAINER_CONTAINER, RuntimeInfo, gpu_count, resources_per_node
 from . import common
 
@@ -83,6 +83,9 @@ def enforce(info: RuntimeInfo, trainjob: dict, profile: Profile) -> None:
         return
     trainer = common.trainer_spec(trainjob)
     launcher_as_node = policy.get("runLauncherAsNode") is True
+    if policy.get("mpiImplementation", "OpenMPI") != "OpenMPI" and info.container(LAUNCHER, TRAINER_CONTAINER):
+        # Upstream formats a *pointer* with %v here, so its message carries an address.
+        raise BuildError("MPI implementation for <pointer> doesn't supported")
     node = info.pod_set(NODE)
     if trainer.get("numNodes") is not None and node is not None:
         node.count = max(trainer["numNodes"] - 1, 1) if launcher_as_node else trainer["numNodes"]
