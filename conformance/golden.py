@@ -58,6 +58,12 @@ class YamlGolden(SingleFileSnapshotExtension):
         return str(cls._target(test_location).parent)
 
     @classmethod
+    def discovery_dirname(cls, *, test_location) -> str:
+        # syrupy >= 7 asks every collected test file (not only conformance cases) where its
+        # snapshots live; all goldens share one root, and discovery is ours anyway.
+        return str(cls.root)
+
+    @classmethod
     def matches_test_location(cls, *, test_location, snapshot_location: str) -> bool:
         return Path(snapshot_location) == cls._target(test_location).with_suffix(".yaml")
 
