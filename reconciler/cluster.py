@@ -86,10 +86,10 @@ class Cluster:
     # ------------------------------------------------------------------ admission
     def serves(self, api_version: str, kind: str) -> bool:
         group, version = meta.group_of(api_version), api_version.split("/")[-1]
-        return (group, version, kind) in crds.schemas(self.profile.crd_dir) or builtin.is_builtin(api_version, kind)
+        return (group, version, kind) in crds.schemas(self.profile.crd_dirs) or builtin.is_builtin(api_version, kind)
 
     def served_kinds(self) -> list[str]:
-        custom = [f"{g}/{v} {k}" for g, v, k in crds.schemas(self.profile.crd_dir)]
+        custom = [f"{g}/{v} {k}" for g, v, k in crds.schemas(self.profile.crd_dirs)]
         return sorted(custom + [f"{a} {k}" for a, k in builtin.BUILTIN])
 
     def admit(self, obj: dict) -> dict:
@@ -97,7 +97,7 @@ class Cluster:
         api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
         group = meta.group_of(api_version)
         version = api_version.split("/")[-1]
-        served = crds.schemas(self.profile.crd_dir).get((group, version, kind))
+        served = crds.schemas(self.profile.crd_dirs).get((group, version, kind))
         if served is not None:
             crd_schema, scope = served
             obj, pruned = schema.prune_and_default(obj, crd_schema)

@@ -10,22 +10,20 @@ import yaml
 from . import schema
 
 CRD_ROOT = Path(__file__).parent / "crds"
-#: CRDs every profile serves besides its own (the JobSet API that Trainer renders into).
-COMMON_DIRS = ("jobset",)
 
 
-def files(profile_dir: str) -> list[Path]:
+def files(crd_dirs: tuple[str, ...]) -> list[Path]:
     paths = []
-    for directory in (profile_dir, *COMMON_DIRS):
+    for directory in crd_dirs:
         paths.extend(sorted((CRD_ROOT / directory).glob("*.yaml")))
     return paths
 
 
 @lru_cache(maxsize=None)
-def load(profile_dir: str) -> tuple[dict, ...]:
+def load(crd_dirs: tuple[str, ...]) -> tuple[dict, ...]:
     """Every CustomResourceDefinition of a profile (``kind: List`` files are expanded)."""
     crds = []
-    for path in files(profile_dir):
+    for path in files(crd_dirs):
         for doc in yaml.safe_load_all(path.read_text()):
             items = doc.get("items", []) if doc.get("kind") == "List" else [doc]
             for crd in items:
@@ -36,10 +34,10 @@ def load(profile_dir: str) -> tuple[dict, ...]:
 
 
 @lru_cache(maxsize=None)
-def schemas(profile_dir: str) -> dict[tuple[str, str, str], tuple[dict, str]]:
+def schemas(crd_dirs: tuple[str, ...]) -> dict[tuple[str, str, str], tuple[dict, str]]:
     """(group, version, kind) → (openAPIV3Schema, scope)."""
     table = {}
-    for crd in load(profile_dir):
+    for crd in load(crd_dirs):
         spec = crd["spec"]
         for version in spec["versions"]:
             table[(spec["group"], version["name"], spec["names"]["kind"])] = (

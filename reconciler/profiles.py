@@ -12,27 +12,31 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Profile:
+    """Suite-specific switches default to "off"; a profile sets the ones its generation has."""
+
     name: str
     suite: str
     version: tuple[int, int]
-    crd_dir: str
+    #: Directories under reconciler/crds/ whose CRDs this profile serves (the live backend
+    #: installs the same files).
+    crd_dirs: tuple[str, ...]
     #: torch nproc resolution generation: "v2.0" (#2492, limits first, TrainJob resources only),
     #: "v2.1" (#2832, requests first, runtime fallback, "cpu"/"gpu"), "v2.2" (#3239, int32 only).
-    torch_nproc: str
+    torch_nproc: str = "v2.2"
     #: TrainJob spec.trainer.numProcPerNode is IntOrString (v2.0/v2.1) rather than int32.
-    int_or_string_nproc: bool
+    int_or_string_nproc: bool = False
     #: MPI slots default to the GPU count when the runtime says 1 (#2653, v2.1).
-    mpi_slots_from_gpu: bool
+    mpi_slots_from_gpu: bool = False
     #: Hostfile/endpoints loop over replicatedJob replicas (#3539, v2.3); before, replica index 0.
-    endpoints_loop_replicas: bool
+    endpoints_loop_replicas: bool = False
     #: resourcesPerNode is merged per key into the runtime's resources (#3602, v2.3); before, replaced.
-    merge_resources_per_node: bool
+    merge_resources_per_node: bool = False
     #: SSH secret volume carries file modes (#3649, v2.3).
-    ssh_volume_modes: bool
+    ssh_volume_modes: bool = False
     #: MPI webhook rejects reserved OMPI_MCA_* env names (#3491, v2.3).
-    mpi_reserved_env_check: bool
+    mpi_reserved_env_check: bool = False
     #: Torch webhook only checks reserved PET_* envs when numProcPerNode is set (v2.0/v2.1 quirk).
-    torch_env_check_needs_nproc: bool
+    torch_env_check_needs_nproc: bool = False
 
     @property
     def version_text(self) -> str:
@@ -40,21 +44,21 @@ class Profile:
 
 
 TRAINER_V2_0 = Profile(
-    name="trainer-v2.0", suite="trainer", version=(2, 0), crd_dir="trainer-v2.0",
+    name="trainer-v2.0", suite="trainer", version=(2, 0), crd_dirs=("trainer-v2.0", "jobset"),
     torch_nproc="v2.0", int_or_string_nproc=True, mpi_slots_from_gpu=False,
     endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
     mpi_reserved_env_check=False, torch_env_check_needs_nproc=True,
 )
 
 TRAINER_V2_1 = Profile(
-    name="trainer-v2.1", suite="trainer", version=(2, 1), crd_dir="trainer-v2.1",
+    name="trainer-v2.1", suite="trainer", version=(2, 1), crd_dirs=("trainer-v2.1", "jobset"),
     torch_nproc="v2.1", int_or_string_nproc=True, mpi_slots_from_gpu=True,
     endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
     mpi_reserved_env_check=False, torch_env_check_needs_nproc=True,
 )
 
 TRAINER_V2_3 = Profile(
-    name="trainer-v2.3", suite="trainer", version=(2, 3), crd_dir="trainer-v2.3",
+    name="trainer-v2.3", suite="trainer", version=(2, 3), crd_dirs=("trainer-v2.3", "jobset"),
     torch_nproc="v2.2", int_or_string_nproc=False, mpi_slots_from_gpu=True,
     endpoints_loop_replicas=True, merge_resources_per_node=True, ssh_volume_modes=True,
     mpi_reserved_env_check=True, torch_env_check_needs_nproc=False,

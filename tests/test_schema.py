@@ -3,10 +3,10 @@
 from reconciler import crds, schema
 from reconciler.errors import Rejection
 
-SCHEMAS = crds.schemas("trainer-v2.3")
+SCHEMAS = crds.schemas(("trainer-v2.3", "jobset"))
 TRAINJOB = SCHEMAS[("trainer.kubeflow.org", "v1alpha1", "TrainJob")][0]
 RUNTIME = SCHEMAS[("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime")][0]
-RUNTIME_V21 = crds.schemas("trainer-v2.1")[("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime")][0]
+RUNTIME_V21 = crds.schemas(("trainer-v2.1", "jobset"))[("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime")][0]
 
 
 def runtime(ml_policy: dict) -> dict:
