@@ -182,19 +182,25 @@ def _build_inputs(row: dict, defaults: dict, bases: dict, path: Path) -> list[di
     manifests = []
     for spec in specs:
         if "manifest" in spec:
-            manifests.append(spec["manifest"])
+            # An inline manifest (often a YAML anchor shared by rows) may carry its own patch too.
+            manifests.append(_patched(spec["manifest"], [spec.get("patch") or []], "the inline manifest"))
             continue
         name = spec["base"]
         if name not in bases:
             raise CaseError(f"unknown base {name!r}; the table defines {sorted(bases)}")
         manifest = _load_base(path.parent / bases[name])
-        for ops in (spec.get("patch") or [], row.get("patch", {}).get(name) or []):
-            try:
-                manifest = jsonpatch.apply_patch(manifest, ops)
-            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-                raise CaseError(f"JSON Patch on base {name!r} failed: {exc}") from None
-        manifests.append(manifest)
+        ops_lists = [spec.get("patch") or [], row.get("patch", {}).get(name) or []]
+        manifests.append(_patched(manifest, ops_lists, f"base {name!r}"))
     return manifests
+
+
+def _patched(manifest: dict, ops_lists: list[list], what: str) -> dict:
+    for ops in ops_lists:
+        try:
+            manifest = jsonpatch.apply_patch(manifest, ops)
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+            raise CaseError(f"JSON Patch on {what} failed: {exc}") from None
+    return manifest
 
 
 @lru_cache(maxsize=None)
