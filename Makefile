@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: conformance test unit snapshots-update bench list clean
+.PHONY: conformance test unit zoo snapshots-update bench list clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,11 +16,16 @@ $(STAMP): pyproject.toml
 conformance: $(STAMP)
 	$(BIN)/conformance run
 
+# Every test: unit tests + the table, then the bug zoo (fails if a known-bad variant slips through).
 test: $(STAMP)
 	$(BIN)/pytest -q
+	$(BIN)/conformance zoo
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests
+
+zoo: $(STAMP)
+	$(BIN)/conformance zoo
 
 snapshots-update: $(STAMP)
 	$(BIN)/conformance run --snapshot-update

@@ -19,6 +19,7 @@ from reconciler.errors import Rejection
 from reconciler.profiles import DEFAULT_PROFILE, PROFILES
 
 from . import cases as case_loader
+from .zoo.cli import add_zoo_command
 from .yamlio import dump
 
 SUITE_DIR = Path(__file__).parent / "suite"
@@ -51,7 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     p_list.add_argument("--cases-dir", default="cases")
     p_list.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
 
+    add_zoo_command(sub)
+
     args, extra = parser.parse_known_args(argv)
+    if getattr(args, "zoo_command", None):
+        return args.zoo_command(args, extra)
     if args.command == "render":
         if extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")

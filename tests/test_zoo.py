@@ -1,0 +1,51 @@
+"""The zoo runner: a variant that changes nothing must be reported as not caught (the check can
+fail), a real variant is caught by the rows that target it, and the real code is restored."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from conformance import zoo
+from conformance.zoo.cli import add_zoo_command  # noqa: F401 - the CLI module imports cleanly
+from conformance.zoo.runner import format_table
+from conformance.zoo.variants import Variant
+from reconciler.trainer import runtimes
+from reconciler.trainer.plugins import mpi, torch
+
+CASES = Path(__file__).resolve().parent.parent / "cases"
+
+
+def _by_name(name: str) -> Variant:
+    return next(v for v in zoo.VARIANTS if v.name == name)
+
+
+def test_a_harmless_variant_is_not_caught():
+    harmless = Variant("no-op", "trainer", bug="changes nothing", seed="-", applied=contextlib.nullcontext)
+    results, baseline = zoo.run(CASES, [harmless])
+    assert baseline == []
+    assert not results[0].caught
+    assert "NOT caught: no-op" in format_table(results, baseline)
+
+
+def test_topology_variant_is_caught_by_the_topology_table():
+    results, _ = zoo.run(CASES, [_by_name("mpi-no-topology-check")])
+    caught = results[0].caught_by
+    assert "trainer-v2.3:mpi-topology/node-only-numnodes-2" in caught
+    assert all(":mpi-topology/" in c or ":mpi-render/" in c or ":admission/" in c for c in caught)
+
+
+def test_variants_restore_the_real_code():
+    plugins_before, resolve_before, cpu_before = list(runtimes.PLUGINS), torch.resolve_nproc, torch.cpu_count
+    for variant in zoo.VARIANTS:
+        with variant.applied():
+            pass
+    assert runtimes.PLUGINS == plugins_before and mpi.PLUGIN in runtimes.PLUGINS
+    assert torch.resolve_nproc is resolve_before and torch.cpu_count is cpu_before
+
+
+def test_every_variant_names_its_seed_and_bug():
+    names = [v.name for v in zoo.VARIANTS]
+    assert len(names) == len(set(names))
+    for v in zoo.VARIANTS:
+        assert v.bug and v.seed and v.suite
