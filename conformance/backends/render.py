@@ -28,3 +28,8 @@ def run(manifests: list[dict], profile: str) -> Outcome:
         elif isinstance(error, UnknownKind):
             outcome.input_errors.append(f"{meta.describe(rejected.obj)}: {error}")
     return outcome
+
+
+def kubernetes_version() -> str:
+    """For the report's kubernetesVersion: render runs no API server at all."""
+    return "none (render backend)"
