@@ -113,7 +113,7 @@ def test_markdown_has_one_row_per_profile_and_level():
     report = report_of([result("t/a"), result("t/b", "failed", text=DIFF), result("t|x/c", "skipped", level="extended"),
                         result("t/broken", "error", profile="-", text="cases/t.yaml, row 3: bad key\nmore")])
     text = markdown.render(report)
-    assert "# Conformance report: acme/op 1.2" in text
+    assert "# Conformance report: acme/op 1.2" in text and "| Goldens | checked |" in text
     assert "| trainer-v2.3 | core | **failure** | 1 | 1 | 0 | `t/b` |  |" in text
     assert "| trainer-v2.3 | extended | **partial** | 0 | 0 | 1 |  | `t\\|x/c` |" in text  # a pipe cannot break the table
     assert "- `-:t/broken`: cases/t.yaml, row 3: bad key" in text
@@ -226,13 +226,13 @@ def scratch(tmp_path):
     return tmp_path
 
 
-def run_suite(scratch, *extra):
+def run_suite(scratch, *extra, update=True):
     args = report_cli.pytest_args(argparse.Namespace(
         report_dir=str(scratch / "out"), implementation="acme/op", implementation_version="1.2",
         implementation_url="https://acme.example/op", operator=None))
     command = [sys.executable, "-m", "pytest", str(ROOT / "conformance" / "suite"), "-p", "conformance.pytest_plugin",
                "-o", "addopts=", "-p", "no:cacheprovider", "--rootdir", str(scratch), "--cases-dir", "cases",
-               "--snapshots-dir", "snapshots", "--snapshot-update", "-q", *args, *extra]
+               "--snapshots-dir", "snapshots", *(["--snapshot-update"] if update else []), "-q", *args, *extra]
     return subprocess.run(command, capture_output=True, text=True, cwd=scratch)
 
 
@@ -247,6 +247,7 @@ def test_end_to_end_one_passing_one_failing_row(scratch, level, code, verdict):
                                         "url": "https://acme.example/op"}
     assert report["kubernetesVersion"] == "none (render backend)"
     assert (report["backend"], report["operator"], report["errors"]) == ("render", "reference", [])
+    assert report["goldens"] == "rewritten"  # --snapshot-update: this run judged no golden
     [p] = report["profiles"]
     assert p["name"] == "trainer-v2.3" and p["result"] == verdict
     assert p[level]["failedTests"] == ["scratch/wrong-count"]
@@ -266,6 +267,7 @@ def test_end_to_end_one_passing_one_failing_row(scratch, level, code, verdict):
     assert yaml.safe_load((submission / "PRODUCT.yaml").read_text())["vendor"] == "acme"
     readme = (submission / "README.md").read_text()
     assert f"cd {scratch}\n" in readme and "--report-dir" in readme and "--cases-dir cases" in readme
+    assert "conformance run --backend render --cases-dir cases --snapshots-dir snapshots --snapshot-update" in readme
 
 
 def test_end_to_end_broken_row_is_an_error(scratch):
@@ -276,6 +278,19 @@ def test_end_to_end_broken_row_is_an_error(scratch):
     [error] = report["errors"]
     assert error["id"] == "-:scratch/wrong-count" and "'levle' was unexpected" in error["message"]
     assert profile(report)["result"] == "success"  # the broken row belongs to no profile
+
+
+def test_end_to_end_unused_golden_is_a_run_error(scratch):
+    (scratch / "cases" / "scratch.yaml").write_text(TABLE.split("  - id: wrong-count")[0])
+    assert run_suite(scratch).returncode == 0
+    stale = scratch / "snapshots" / "trainer-v2.3" / "scratch" / "gone.yaml"
+    stale.write_text("case: gone\n")
+    run = run_suite(scratch, update=False)
+    assert run.returncode == 1, run.stdout
+    report = yaml.safe_load((scratch / "out" / "report.yaml").read_text())
+    assert report["goldens"] == "checked" and profile(report)["result"] == "success"
+    assert [e["id"] for e in report["errors"]] == ["golden:trainer-v2.3/scratch/gone.yaml"]
+    assert (scratch / "out" / "conformance.log").read_text().splitlines()[-1] == "1 passed, 1 failed, 0 skipped"
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -149,6 +149,7 @@ class Collector:
             backend=self.backend, operator=self.operator,
             selection={"profiles": config.getoption("--profile"), "levels": config.getoption("--level"),
                        "keyword": config.getoption("keyword") or ""},
+            goldens="rewritten" if self.snapshot_update() else "checked",
             extra_errors=_unused_golden_errors(config))
         write_all(self.report_dir, list(self.results.values()), report,
                   pytest_command=self.reproduce_with_pytest(), conformance_command=self.reproduce_with_conformance(),
@@ -166,6 +167,9 @@ class Collector:
         terminalreporter.write_line(f"conformance report: {self.report_dir} ({verdicts}{errors}); "
                                     f"exit code {exit_code(report)}")
 
+    def snapshot_update(self) -> bool:
+        return bool(self.config.getoption("--snapshot-update", default=False))
+
     def reproduce_with_pytest(self) -> str:
         return shlex.join([Path(sys.executable).name, "-m", "pytest", *self.config.invocation_params.args])
 
@@ -181,6 +185,8 @@ class Collector:
         for option in ("--cases-dir", "--snapshots-dir"):
             if config.getoption(option):
                 args += [option, config.getoption(option)]
+        if self.snapshot_update():
+            args.append("--snapshot-update")
         args += ["--report-dir", config.getoption("--report-dir"), "--operator", self.operator]
         if config.getoption("--implementation"):
             args += ["--implementation", config.getoption("--implementation"),

@@ -36,6 +36,7 @@ def render(report: dict, heading_level: int = 1, limit: int = 20) -> str:
              f"| Harness | training-conformance {_cell(report.get('harnessVersion', ''))} |",
              f"| Date | {_cell(report.get('date', ''))} |",
              f"| Selection | {_cell(_selection(report.get('selection') or {}))} |",
+             f"| Goldens | {_cell(report.get('goldens', 'checked'))} |",
              "",
              "| Profile | Level | Result | Passed | Failed | Skipped | Failed tests | Skipped tests |",
              "|---|---|---|---:|---:|---:|---|---|"]

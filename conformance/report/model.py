@@ -6,7 +6,9 @@ The shape follows Gateway API's ``ConformanceReport`` (kubernetes-sigs/gateway-a
 ``failedTests`` and ``skippedTests``. Our own fields: ``kubernetesVersion`` (what the backend ran
 against), ``harnessVersion``, ``backend``, ``operator`` (``reference`` = this project's reconciler,
 ``external`` = a vendor's operator), ``selection`` (the ``--profile``/``--level``/``-k`` filters,
-so a partial run cannot pass for a full one), a profile-level ``result``, and ``errors``.
+so a partial run cannot pass for a full one), ``goldens`` (``checked``, or ``rewritten`` when the
+run used ``--snapshot-update`` and so compared nothing against goldens), a profile-level
+``result``, and ``errors``.
 
 ``apiVersion`` is ``training-conformance/v1alpha1``: the group is the project's name (no domain
 is claimed); ``v1alpha1`` says fields may still change. Readers check apiVersion and kind.
@@ -117,7 +119,7 @@ def profile_report(name: str, results: list[CaseResult]) -> dict:
 
 def build_report(results: list[CaseResult], *, implementation: Implementation, date: str,
                  kubernetes_version: str, harness_version: str, backend: str, operator: str,
-                 selection: dict, extra_errors: list[dict] | None = None) -> dict:
+                 selection: dict, goldens: str = "checked", extra_errors: list[dict] | None = None) -> dict:
     """The report as plain data (dump it with YAML or JSON). ``extra_errors`` are run-level
     problems that are not cases (e.g. unused goldens), as ``{id, message}``."""
     profiles: dict[str, list[CaseResult]] = {}
@@ -135,6 +137,7 @@ def build_report(results: list[CaseResult], *, implementation: Implementation, d
         "backend": backend,
         "operator": operator,
         "selection": selection,
+        "goldens": goldens,
         "profiles": [profile_report(name, profiles[name]) for name in sorted(profiles)],
         "errors": errors + list(extra_errors or []),
     }
