@@ -19,6 +19,7 @@ from reconciler.errors import Rejection
 from reconciler.profiles import DEFAULT_PROFILE, PROFILES
 
 from . import cases as case_loader
+from .report.cli import add_report_command, pytest_args as report_pytest_args, run_options as report_run_options
 from .zoo.cli import add_zoo_command
 from .yamlio import dump
 
@@ -47,16 +48,20 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--cases-dir", default="cases")
     p_run.add_argument("--snapshots-dir", default="snapshots")
     p_run.add_argument("--snapshot-update", action="store_true", help="rewrite goldens (and delete unused ones)")
+    report_run_options(p_run)
 
     p_list = sub.add_parser("list", help="list the cases: id, table, level, profiles")
     p_list.add_argument("--cases-dir", default="cases")
     p_list.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
 
     add_zoo_command(sub)
+    add_report_command(sub)
 
     args, extra = parser.parse_known_args(argv)
     if getattr(args, "zoo_command", None):
         return args.zoo_command(args, extra)
+    if getattr(args, "report_command", None):
+        return args.report_command(args, extra)
     if args.command == "render":
         if extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -137,6 +142,7 @@ def run(args, extra: list[str]) -> int:
         pytest_args += ["--junitxml", args.junitxml]
     if args.snapshot_update:
         pytest_args.append("--snapshot-update")
+    pytest_args += report_pytest_args(args)
     return int(pytest.main(pytest_args + extra))
 
 
