@@ -2,8 +2,9 @@
 
 * maps: the expected keys must be present and match; other actual keys are ignored;
 * lists of named items (``containers``, ``env``, ``volumes`` … see :data:`KEYED_LISTS`): each
-  expected item is found by its key, wherever it sits; ``{name: X, $absent: true}`` asserts that
-  no item ``X`` exists; in a map, ``key: {$absent: true}`` asserts the key is not there;
+  expected item is found by its key, wherever it sits, and must be the only item with that key
+  (a duplicate env name is a mismatch); ``{name: X, $absent: true}`` asserts that no item ``X``
+  exists; in a map, ``key: {$absent: true}`` asserts the key is not there;
 * every other list: positional, and the lengths must be equal (as in kuttl/Chainsaw);
 * scalars: equal, with no type coercion (``"2"`` is not ``2``).
 
@@ -104,6 +105,12 @@ def _match_keyed(expected: list, actual: list, path: str, keys: tuple[str, ...])
         if not found:
             names = [item.get(key) for item in actual if isinstance(item, dict)]
             problems.append(Mismatch(sub, want, None, f"missing (present: {names})"))
+            continue
+        if len(found) > 1:
+            # Two items with one key: the kubelet (env) or the apiserver (ports, volumes) keeps only one,
+            # so an expectation on that key is ambiguous - and usually a bug in the object.
+            problems.append(Mismatch(sub, want, found, f"{len(found)} items have {key}={want[key]!r}, "
+                                     f"expected one: {_short(found)}"))
             continue
         problems.extend(match(want, found[0], sub))
     return problems

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 BUILTIN = {
     ("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("v1", "Pod"), ("v1", "Namespace"),
-    ("batch/v1", "Job"),
+    ("batch/v1", "Job"), ("networking.k8s.io/v1", "NetworkPolicy"),
 }
 
 

@@ -37,6 +37,8 @@ class Profile:
     mpi_reserved_env_check: bool = False
     #: Torch webhook only checks reserved PET_* envs when numProcPerNode is set (v2.0/v2.1 quirk).
     torch_env_check_needs_nproc: bool = False
+    #: Volcano pytorch plugin: WORLD_SIZE sums only the --master/--worker tasks (#4281, v1.12); before, all tasks.
+    pytorch_world_size_master_worker_only: bool = False
 
     @property
     def version_text(self) -> str:
@@ -66,6 +68,13 @@ TRAINER_V2_3 = Profile(
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (TRAINER_V2_0, TRAINER_V2_1, TRAINER_V2_3)}
 DEFAULT_PROFILE = TRAINER_V2_3.name
+
+# Volcano Job (batch.volcano.sh/v1alpha1). v1.11 = tags v1.11.0-v1.11.2, which predate the #4281
+# cherry-pick; v1.12.0 is the first tag with it (shared/reference/volcano-jobset-restart.md §1.5).
+VOLCANO_V1_11 = Profile(name="volcano-v1.11", suite="volcano", version=(1, 11), crd_dirs=("volcano",))
+VOLCANO_V1_12 = Profile(name="volcano-v1.12", suite="volcano", version=(1, 12), crd_dirs=("volcano",),
+                        pytorch_world_size_master_worker_only=True)
+PROFILES.update({p.name: p for p in (VOLCANO_V1_11, VOLCANO_V1_12)})
 
 
 def get(name: str | None) -> Profile:

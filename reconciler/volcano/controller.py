@@ -1,0 +1,390 @@
+"""Volcano Job controller: Job → pods (through the plugins), status, and lifecycle policies.
+
+Upstream's controller is event-driven: informer handlers turn pod and Job changes into requests
+(``PodFailed`` when a pod turns Failed, ``PodEvicted`` when a pod it did not delete disappears,
+``TaskCompleted`` when the last pod of a task succeeds, ``OutOfSync`` for the rest), and each request
+runs one action of the state machine (:mod:`reconciler.volcano.state`) chosen by the lifecycle
+policies (:mod:`reconciler.volcano.policies`).
+
+The render world is level-triggered (controllers are called until nothing changes), so this
+controller remembers, per Job, what it saw last time (the Job's spec and phase, each pod's
+resourceVersion and phase) and derives the same events from the difference. Driving a restart is
+therefore: set a pod's ``status.phase`` to ``Failed`` (exit code in
+``status.containerStatuses[0].state.terminated.exitCode``) or delete the pod, then ``settle()``.
+
+Requests whose policy gives a real action run one by one, in pod-name order; the plain syncs they
+and every other change ask for are coalesced into one sync at the end. Upstream counts one
+``status.version`` bump per request in terminal phases, so after a Job has finished its version is
+not comparable with upstream's; before that it is.
+
+Not modelled: PodGroups and the scheduler (a PodGroup is taken to be enqueued at once, except right
+after a kill, when upstream deletes and recreates it: pods are then recreated only from Pending),
+volumes/PVCs, ``dependsOn``, delayed actions (see policies), Commands.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from .. import meta
+from . import keys, plugins, state
+from .plugins import PluginError
+from .pods import create_job_pod, pod_name
+from .policies import Request, apply_policies
+from .state import SOFT, Target
+
+_COUNTERS = ("pending", "running", "succeeded", "failed", "terminating", "unknown")
+#: Put on a pod just before the controller deletes it; events of such pods are OutOfSync.
+OUT_OF_SYNC_KEY = "volcano.sh/controller-out-of-sync"
+
+
+@dataclass(frozen=True)
+class PodView:
+    """What the controller remembers of a pod between two reconciles."""
+
+    uid: str
+    name: str
+    rv: str
+    phase: str
+    task: str
+    version: int | None
+    restarts: int
+    exit_code: int
+    out_of_sync: bool
+
+
+@dataclass
+class Seen:
+    spec: dict
+    phase: str
+    pods: dict[str, PodView] = field(default_factory=dict)
+
+
+def pod_phase(pod: dict) -> str:
+    # The apiserver stores a new pod with phase Pending; the fake kubelet fills in the rest.
+    return (pod.get("status") or {}).get("phase") or "Pending"
+
+
+def _view(pod: dict) -> PodView:
+    md, status = pod["metadata"], pod.get("status") or {}
+    annotations = md.get("annotations") or {}
+    try:
+        version = int(annotations[keys.JOB_VERSION])
+    except (KeyError, ValueError):
+        version = None  # upstream ignores events of such pods
+    statuses = list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
+    first = (status.get("containerStatuses") or [{}])[0]
+    terminated = (first.get("state") or {}).get("terminated") or {}
+    return PodView(uid=md["uid"], name=md["name"], rv=md.get("resourceVersion", ""), phase=pod_phase(pod),
+                   task=annotations.get(keys.TASK_SPEC, ""), version=version,
+                   restarts=sum(s.get("restartCount", 0) for s in statuses), exit_code=terminated.get("exitCode", 0),
+                   out_of_sync=OUT_OF_SYNC_KEY in annotations)
+
+
+class JobController:
+    watches = ((keys.GROUP, "Job"),)
+
+    def __init__(self) -> None:
+        self._seen: dict[str, Seen] = {}
+        #: UIDs of pods this controller deleted: their disappearance is OutOfSync, not PodEvicted.
+        self._killed: set[str] = set()
+
+    def reconcile(self, cluster, job: dict) -> None:
+        pods = {p["metadata"]["uid"]: _view(p) for p in self._pods(cluster, job)}
+        phase = _phase(job)
+        previous = self._seen.get(job["metadata"]["uid"])
+        self._seen[job["metadata"]["uid"]] = Seen(copy.deepcopy(job["spec"]), phase, dict(pods))
+        if previous is None:
+            requests = [Request(keys.OUT_OF_SYNC)]  # addJob
+        else:
+            requests = self._pod_requests(job, previous.pods, pods)
+            if job["spec"] != previous.spec or phase != previous.phase:
+                requests.append(Request(keys.OUT_OF_SYNC))  # updateJob only reacts to spec or phase
+        if not requests:
+            return
+        worker = JobWorker(cluster, self, job["metadata"])
+        for req in requests:
+            current = worker.job()
+            if current is None:
+                return
+            action = apply_policies(current, req)
+            if action != keys.SYNC_JOB:
+                target = Target(req.task, req.pod if action == keys.RESTART_POD else "") if req.task else None
+                state.execute(worker, current, action, target)
+        current = worker.job()
+        if current is not None:
+            state.execute(worker, current, keys.SYNC_JOB)
+
+    @staticmethod
+    def _pods(cluster, job: dict) -> list[dict]:
+        uid = job["metadata"]["uid"]
+        return [p for p in cluster.list("", "Pod", job["metadata"].get("namespace"))
+                if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences", []))]
+
+    # ------------------------------------------------------------------ events from differences
+    def _pod_requests(self, job: dict, before: dict[str, PodView], now: dict[str, PodView]) -> list[Request]:
+        """addPod / updatePod / deletePod, in pod-name order, against a cache updated one pod at a time."""
+        cache = dict(before)
+        changes = sorted(set(before) | set(now), key=lambda uid: (now.get(uid) or before[uid]).name)
+        requests = []
+        for uid in changes:
+            old, new = before.get(uid), now.get(uid)
+            if new is None:
+                del cache[uid]
+                event = keys.OUT_OF_SYNC if uid in self._killed else keys.POD_EVICTED
+                self._killed.discard(uid)
+                requests.append(_request(event, old))
+                continue
+            if old is not None and old.rv == new.rv:
+                continue
+            cache[uid] = new
+            if new.version is None:
+                continue
+            if old is None:
+                requests.append(_request(keys.OUT_OF_SYNC if new.out_of_sync else keys.POD_PENDING, new))
+                continue
+            event = keys.OUT_OF_SYNC if new.out_of_sync else self._update_event(job, old, new, cache)
+            requests.append(_request(event, new))
+        return [r for r in requests if r is not None]
+
+    @staticmethod
+    def _update_event(job: dict, old: PodView, new: PodView, cache: dict[str, PodView]) -> str:
+        event = keys.OUT_OF_SYNC
+        if new.phase == "Failed":
+            if old.phase != "Failed":
+                event = keys.POD_FAILED
+        elif new.phase == "Succeeded":
+            if old.phase != "Succeeded" and _task_completed(job, new.task, cache):
+                event = keys.TASK_COMPLETED
+        elif new.phase in ("Running", "Pending"):
+            if _task_failed(job, new.task, cache):
+                event = keys.TASK_FAILED
+            if old.phase != new.phase:
+                event = keys.POD_RUNNING if new.phase == "Running" else keys.POD_PENDING
+        return event
+
+
+def _request(event: str, view: PodView | None) -> Request | None:
+    if view is None or view.version is None:
+        return None
+    return Request(event, task=view.task, pod=view.name, job_version=view.version,
+                   exit_code=view.exit_code if event == keys.POD_FAILED else 0)
+
+
+def _task_spec(job: dict, name: str) -> dict | None:
+    return next((t for t in job["spec"].get("tasks") or [] if t.get("name") == name), None)
+
+
+def _task_completed(job: dict, task_name: str, cache: dict[str, PodView]) -> bool:
+    task = _task_spec(job, task_name)
+    replicas = (task or {}).get("replicas", 0)
+    done = sum(1 for v in cache.values() if v.task == task_name and v.phase == "Succeeded")
+    return replicas > 0 and done >= replicas
+
+
+def _task_failed(job: dict, task_name: str, cache: dict[str, PodView]) -> bool:
+    """Container restarts of the task's live pods reached the task's maxRetry (0 → 3, -1 → never)."""
+    task = _task_spec(job, task_name)
+    if task is None or not task.get("replicas") or task.get("maxRetry") == -1:
+        return False
+    limit = task.get("maxRetry") or 3
+    restarts = sum(v.restarts for v in cache.values() if v.task == task_name and v.phase in ("Running", "Pending"))
+    return restarts >= limit
+
+
+def _phase(job: dict) -> str:
+    return ((job.get("status") or {}).get("state") or {}).get("phase", "")
+
+
+# ---------------------------------------------------------------------- the three primitives
+
+class JobWorker:
+    """syncJob, killJob and killTarget of one Job (job_controller_actions.go)."""
+
+    def __init__(self, cluster, controller: JobController, md: dict):
+        self.cluster, self.controller = cluster, controller
+        self.ref = (keys.GROUP, "Job", md.get("namespace", ""), md["name"])
+
+    def job(self) -> dict | None:
+        found = self.cluster.find(*self.ref)
+        return copy.deepcopy(found) if found is not None else None
+
+    def _plugins(self, job: dict) -> list[plugins.Plugin] | None:
+        try:
+            return plugins.build(job, self.cluster.profile)
+        except PluginError as exc:
+            self.cluster.record_error(job, str(exc))
+            return None
+
+    def _report(self, job: dict, built: list[plugins.Plugin]) -> None:
+        for plugin in built:
+            for notice in plugin.notices:
+                self.cluster.record_error(job, notice)
+
+    def _pods_by_task(self, job: dict) -> dict[str, dict[str, dict]]:
+        by_task: dict[str, dict[str, dict]] = {}
+        for pod in JobController._pods(self.cluster, job):
+            task = (pod["metadata"].get("annotations") or {}).get(keys.TASK_SPEC, "")
+            by_task.setdefault(task, {})[pod["metadata"]["name"]] = pod
+        return by_task
+
+    # ------------------------------------------------------------------ sync
+    def sync_job(self, update: state.UpdateFn | None) -> None:
+        job = self.job()
+        built = self._plugins(job)
+        if built is None:
+            return
+        status = job.setdefault("status", {})
+        if _phase(job) in ("", keys.PENDING):  # not initiated: initiateJob
+            if not _phase(job):
+                status["state"] = {"phase": keys.PENDING, "lastTransitionTime": self.cluster.now()}
+                status["minAvailable"] = job["spec"].get("minAvailable", 0)
+                status["conditions"] = _append_condition(status.get("conditions"), keys.PENDING, self.cluster.now())
+                self._write_status(job)
+            for plugin in built:
+                plugin.on_job_add(job, self.cluster)
+        else:
+            for plugin in built:
+                plugin.on_job_update(job, self.cluster)
+        self._report(job, built)
+        before = _clean(copy.deepcopy(self.cluster.find(*self.ref).get("status") or {}))
+        # The PodGroup is recreated after every kill, so pods only come back from Pending on.
+        create = _phase(job) in (keys.PENDING, keys.RUNNING)
+        counts = dict.fromkeys(_COUNTERS, 0)
+        task_counts: dict[str, dict] = {}
+        to_create, to_delete = [], []
+        pods = self._pods_by_task(job)
+        for task in job["spec"].get("tasks") or []:
+            existing = dict(pods.get(task["name"], {}))
+            for index in range(task.get("replicas", 0)):
+                name = pod_name(job, task["name"], index)
+                pod = existing.pop(name, None)
+                if pod is None:
+                    if create:
+                        to_create.append(create_job_pod(job, task, index))
+                    continue
+                if pod["metadata"].get("deletionTimestamp"):
+                    counts["terminating"] += 1
+                    continue
+                if OUT_OF_SYNC_KEY in (pod["metadata"].get("annotations") or {}):
+                    to_delete.append(pod)
+                _count(pod, counts, task_counts)
+            to_delete += [p for p in existing.values() if not p["metadata"].get("deletionTimestamp")]  # beyond replicas
+        for pod in to_create:
+            try:
+                for plugin in built:
+                    plugin.on_pod_create(pod, job)
+            except PluginError as exc:
+                self._report(job, built)
+                self.cluster.record_error(job, str(exc))
+                return  # upstream returns before creating any pod
+        self._report(job, built)
+        for pod in to_create:
+            created = self.cluster.create(pod)
+            _count(created, counts, task_counts)
+        for pod in to_delete:
+            self._delete(pod)
+            counts["terminating"] += 1
+        new = {"state": dict(status.get("state") or {}), **counts, "version": status.get("version", 0),
+               "minAvailable": job["spec"].get("minAvailable", 0), "taskStatusCount": task_counts,
+               "controlledResources": status.get("controlledResources") or {},
+               "conditions": list(status.get("conditions") or []), "retryCount": status.get("retryCount", 0)}
+        if update is not None:
+            update(new)
+        if _clean(new) == before:
+            return
+        new["state"]["lastTransitionTime"] = self.cluster.now()
+        new["conditions"] = _append_condition(new["conditions"], new["state"].get("phase"), self.cluster.now())
+        job["status"] = new
+        self._write_status(job)
+
+    # ------------------------------------------------------------------ kill
+    def kill_job(self, retain: frozenset[str], update: state.UpdateFn | None) -> None:
+        self._kill(retain, None, update)
+
+    def kill_target(self, target: Target, update: state.UpdateFn | None) -> None:
+        self._kill(state.NONE, target, update)
+
+    def _kill(self, retain: frozenset[str], target: Target | None, update: state.UpdateFn | None) -> None:
+        job = self.job()
+        status = job.setdefault("status", {})
+        pods = self._pods_by_task(job)
+        if target is not None:
+            in_task = pods.get(target.task, {})
+            if target.pod:
+                doomed = [in_task[target.pod]] if target.pod in in_task else []
+            else:
+                doomed = list(in_task.values())
+        else:
+            status["version"] = status.get("version", 0) + 1  # bumped only when the whole job is killed
+            last_retry = status.get("retryCount", 0) >= job["spec"].get("maxRetry", 0) - 1
+            keep = SOFT if last_retry else retain
+            doomed = [p for task in pods.values() for p in task.values()
+                      if p["metadata"].get("deletionTimestamp") or pod_phase(p) not in keep]
+        for pod in doomed:
+            self._delete(pod)
+        # Upstream only counts the pods it failed to delete, so every other counter restarts at 0.
+        status.update(dict.fromkeys(_COUNTERS, 0))
+        status.update({"terminating": len(doomed), "taskStatusCount": {}})
+        if update is not None and update(status):
+            status.setdefault("state", {})["lastTransitionTime"] = self.cluster.now()
+            status["conditions"] = _append_condition(status.get("conditions"), status["state"].get("phase"),
+                                                     self.cluster.now())
+        built = self._plugins(job)
+        if built is None:
+            return
+        for plugin in built:
+            plugin.on_job_delete(job, self.cluster)
+        self._report(job, built)
+        self._write_status(job)
+
+    def _delete(self, pod: dict) -> None:
+        """Mark the pod out of sync, then delete it (unless its deletion is already under way)."""
+        if pod["metadata"].get("deletionTimestamp"):
+            return
+        self.controller._killed.add(pod["metadata"]["uid"])
+        if OUT_OF_SYNC_KEY not in (pod["metadata"].get("annotations") or {}):
+            pod = copy.deepcopy(pod)
+            pod["metadata"].setdefault("annotations", {})[OUT_OF_SYNC_KEY] = "true"
+            pod = self.cluster.update(pod)
+        self.cluster.delete(pod)
+
+    def _write_status(self, job: dict) -> None:
+        stored = self.cluster.find(*self.ref)
+        cleaned = _clean(job.get("status") or {})
+        if stored is None or _clean(stored.get("status") or {}) == cleaned:
+            return
+        stored = copy.deepcopy(stored)
+        stored["status"] = cleaned
+        self.cluster.update(stored)
+
+
+def _count(pod: dict, counts: dict, task_counts: dict) -> None:
+    """classifyAndAddUpPodBaseOnPhase + calcPodStatus."""
+    phase = pod_phase(pod)
+    key = phase.lower() if phase.lower() in counts else "unknown"
+    counts[key] += 1
+    task = (pod["metadata"].get("annotations") or {}).get(keys.TASK_SPEC)
+    if task is not None:
+        phases = task_counts.setdefault(task, {"phase": {}})["phase"]
+        shown = phase if phase in ("Pending", "Running", "Succeeded", "Failed") else "Unknown"
+        phases[shown] = phases.get(shown, 0) + 1
+
+
+def _append_condition(conditions: list | None, phase: str | None, now: str) -> list:
+    """appendJobCondition: drop the condition of the same phase, append the new one."""
+    kept = [c for c in conditions or [] if c.get("status") != phase]
+    return kept + [{"status": phase, "lastTransitionTime": now}]
+
+
+def _clean(status: dict) -> dict:
+    """JobStatus as Go marshals it: zero counters, empty maps and empty strings are omitted."""
+    cleaned = {}
+    for key, value in status.items():
+        if value in (0, "", None, {}, []) and not isinstance(value, bool):
+            continue
+        if key == "state":
+            value = {k: v for k, v in value.items() if v not in ("", None)}
+        cleaned[key] = value
+    return cleaned

@@ -1,0 +1,219 @@
+"""Volcano's Job admission: the mutating webhook ``mutatejob.volcano.sh`` and the validating webhook
+``validatejob.volcano.sh`` (pkg/webhooks/admission/jobs at v1.12.0; shared/reference/
+volcano-jobset-restart.md §1.4, §2.4).
+
+Mutation, in upstream's order: queue ``default``; schedulerName ``volcano``; maxRetry 0 → 3; per task:
+empty name → ``default<index>``, hostNetwork without dnsPolicy → ``ClusterFirstWithHostNet``,
+minAvailable nil → replicas, maxRetry 0 → 3; job minAvailable 0 → the sum of task minAvailable;
+``svc`` added when ``pytorch``, ``tensorflow`` or ``mpi`` is present (``ssh`` too with ``mpi``). The
+plugins map is rewritten as a Go map marshals, i.e. with sorted keys.
+
+Validation returns one message, the concatenation of upstream's ``msg +=`` parts, trimmed; the
+apiserver shows it after ``admission webhook "validatejob.volcano.sh" denied the request:``. Not
+modelled: Kubernetes' own PodTemplate validation of each task template, volumes, dependsOn cycles.
+Queues: only ``default`` exists and is open (a fresh Volcano install).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import FieldError, plain
+from . import keys, plugins
+
+MUTATING_WEBHOOK = "mutatejob.volcano.sh"
+VALIDATING_WEBHOOK = "validatejob.volcano.sh"
+DEFAULT_QUEUE = "default"
+DEFAULT_SCHEDULER = "volcano"
+DEFAULT_MAX_RETRY = 3
+KNOWN_QUEUES = {"default"}
+
+#: validatePolicies' tables, in upstream's declaration order (Go prints the allowed ones in map
+#: order, which is random; the reference reconciler prints them in this order).
+POLICY_EVENTS = {"*": True, "PodFailed": True, "PodEvicted": True, "PodPending": True, "Unknown": True,
+                 "TaskCompleted": True, "TaskFailed": True, "JobUpdated": True, "OutOfSync": False,
+                 "CommandIssued": False, "PodRunning": False}
+POLICY_ACTIONS = {"AbortJob": True, "RestartJob": True, "RestartTask": True, "RestartPod": True,
+                  "TerminateJob": True, "CompleteJob": True, "ResumeJob": True, "SyncJob": False,
+                  "EnqueueJob": False, "SyncQueue": False, "OpenQueue": False, "CloseQueue": False}
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+                      "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
+                      "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+_QUALIFIED_NAME_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+                       "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                       "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+# ------------------------------------------------------------------ mutation
+
+def default_job(job: dict, cluster) -> None:
+    spec = job.setdefault("spec", {})
+    if not spec.get("queue"):
+        spec["queue"] = DEFAULT_QUEUE
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = DEFAULT_SCHEDULER
+    if not spec.get("maxRetry"):
+        spec["maxRetry"] = DEFAULT_MAX_RETRY
+    for index, task in enumerate(spec.get("tasks") or []):
+        if not task.get("name"):
+            task["name"] = f"{keys.DEFAULT_TASK_SPEC}{index}"
+        pod_spec = (task.get("template") or {}).get("spec") or {}
+        if pod_spec.get("hostNetwork") and not pod_spec.get("dnsPolicy"):
+            pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+        if task.get("minAvailable") is None:
+            task["minAvailable"] = task.get("replicas", 0)
+        if not task.get("maxRetry"):
+            task["maxRetry"] = DEFAULT_MAX_RETRY
+    if not spec.get("minAvailable"):
+        spec["minAvailable"] = sum(t["minAvailable"] for t in spec.get("tasks") or [])
+    if spec.get("plugins") is not None:
+        found = dict(spec["plugins"])
+        if {"tensorflow", "mpi", "pytorch"} & set(found):
+            found.setdefault("svc", [])
+        if "mpi" in found:
+            found.setdefault("ssh", [])
+        spec["plugins"] = {name: found[name] for name in sorted(found)}
+
+
+# ------------------------------------------------------------------ validation
+
+def validate_job(job: dict, cluster) -> list[FieldError]:
+    message = _create_message(job).strip()
+    return [plain(message)] if message else []
+
+
+def _create_message(job: dict) -> str:
+    spec, name = job["spec"], job["metadata"]["name"]
+    if spec.get("minAvailable", 0) < 0:
+        return "job 'minAvailable' must be >= 0."
+    if spec.get("maxRetry", 0) < 0:
+        return "'maxRetry' cannot be less than zero."
+    if spec.get("ttlSecondsAfterFinished") is not None and spec["ttlSecondsAfterFinished"] < 0:
+        return "'ttlSecondsAfterFinished' cannot be less than zero."
+    tasks = spec.get("tasks") or []
+    if not tasks:
+        return "No task specified in job spec"
+    msg, seen, total = "", set(), 0
+    for index, task in enumerate(tasks):
+        task_name, replicas = task.get("name", ""), task.get("replicas", 0)
+        if replicas < 0:
+            msg += f" 'replicas' < 0 in task: {task_name}, job: {name};"
+        if task.get("minAvailable") is not None:
+            if task["minAvailable"] < 0:
+                msg += f" 'minAvailable' < 0 in task: {task_name}, job: {name};"
+            elif task["minAvailable"] > replicas:
+                msg += f" 'minAvailable' is greater than 'replicas' in task: {task_name}, job: {name};"
+        total += replicas
+        label_errors = _dns1123_label(task_name)
+        if label_errors:
+            msg += f" [{' '.join(label_errors)}];"
+        if task_name in seen:
+            msg += f" duplicated task name {task_name};"
+            break
+        seen.add(task_name)
+        policy_error = validate_policies(task.get("policies") or [], "spec.tasks.policies")
+        if policy_error:
+            msg += policy_error + _valid_lists()
+        pod_name = f"{name}-{task_name}-{index}"  # upstream checks the *task* index here
+        name_errors = _qualified_name(pod_name)
+        if name_errors:
+            msg += f"create pod with name {pod_name} validate failed [{' '.join(name_errors)}];"
+    name_errors = _qualified_name(name)
+    if name_errors:
+        msg += f"create job with name {name} validate failed [{' '.join(name_errors)}]"
+    if total < spec.get("minAvailable", 0):
+        msg += " job 'minAvailable' should not be greater than total replicas in tasks;"
+    policy_error = validate_policies(spec.get("policies") or [], "spec.policies")
+    if policy_error:
+        msg += policy_error + _valid_lists()
+    for plugin in spec.get("plugins") or {}:
+        if not plugins.known(plugin):
+            msg += f" unable to find job plugin: {plugin};"
+    queue = spec.get("queue", "")
+    if queue not in KNOWN_QUEUES:
+        msg += f' unable to find job queue: queue.scheduling.volcano.sh "{queue}" not found;'
+    return msg
+
+
+def validate_policies(policies: list[dict], path: str) -> str:
+    """validatePolicies; returns go-multierror's text ("1 error occurred:\\n\\t* …\\n\\n") or ""."""
+    errors: list[str] = []
+    events_seen: set[str] = set()
+    exit_codes: set[int] = set()
+    for policy in policies:
+        events = _event_list(policy)
+        if events and policy.get("exitCode") is not None:
+            errors.append("must not specify event and exitCode simultaneously")
+            break
+        if not events and policy.get("exitCode") is None:
+            errors.append("either event and exitCode should be specified")
+            break
+        if events:
+            failed = False
+            for event in events:
+                action = policy.get("action", "")
+                if not POLICY_EVENTS.get(event):
+                    errors.append(f'{path}: Invalid value: "{event}": invalid policy event')
+                elif not POLICY_ACTIONS.get(action):
+                    errors.append(f'{path}: Invalid value: "{action}": invalid policy action')
+                elif event in events_seen:
+                    errors.append(f"duplicate event {event}  across different policy")
+                else:
+                    events_seen.add(event)
+                    continue
+                failed = True
+                break
+            if failed:
+                break
+        else:
+            code = policy["exitCode"]
+            if code == 0:
+                errors.append("0 is not a valid error code")
+                break
+            if code in exit_codes:
+                errors.append(f"duplicate exitCode {code}")
+                break
+            exit_codes.add(code)
+    if keys.ANY_EVENT in events_seen and len(events_seen) > 1:
+        errors.append("if there's * here, no other policy should be here")
+    if not errors:
+        return ""
+    if len(errors) == 1:
+        return f"1 error occurred:\n\t* {errors[0]}\n\n"
+    return f"{len(errors)} errors occurred:\n\t" + "\n\t".join(f"* {e}" for e in errors) + "\n\n"
+
+
+def _event_list(policy: dict) -> list[str]:
+    """Events then event, duplicates removed (getEventList)."""
+    events = list(policy.get("events") or []) + ([policy["event"]] if policy.get("event") else [])
+    return list(dict.fromkeys(events))
+
+
+def _valid_lists() -> str:
+    events = " ".join(e for e, allowed in POLICY_EVENTS.items() if allowed)
+    actions = " ".join(a for a, allowed in POLICY_ACTIONS.items() if allowed)
+    return f" valid events are [{events}], valid actions are [{actions}];"
+
+
+def _dns1123_label(value: str) -> list[str]:
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _DNS1123_LABEL.match(value):
+        errors.append(_DNS1123_LABEL_MSG)
+    return errors
+
+
+def _qualified_name(value: str) -> list[str]:
+    """IsQualifiedName for a name without a prefix."""
+    errors = []
+    if not value:
+        errors.append("name part must be non-empty")
+    elif len(value) > 63:
+        errors.append("name part must be no more than 63 characters")
+    if not _QUALIFIED_NAME.match(value):
+        errors.append(_QUALIFIED_NAME_MSG)
+    return errors
