@@ -1,0 +1,150 @@
+"""The reference reconciler as a live operator: render's controllers, driven by watches.
+
+:func:`reconciler.new_cluster` wires every suite (Trainer, JobSet, Volcano) into a render
+``Cluster``; :class:`Operator` takes the controllers, webhooks and mutators from there, so
+render and live run the same objects. It leaves out the controllers that stand in for Kubernetes
+itself - those that watch only built-in kinds (render's Job controller and fake kubelet): on a
+real cluster kube-controller-manager runs Jobs and kwok (or a kubelet) runs Pods.
+
+Events flow as in controller-runtime: an object's change enqueues it for the controllers that
+watch its kind (``For``) and enqueues its owners for theirs (``Owns``, for any owner reference).
+One worker reconciles one item at a time, as render's ``settle`` does, on copies from the cache.
+A stale write (409 Conflict) is retried at once; any other error is logged and retried with
+exponential backoff.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import time
+
+from .. import builtin, crds as crd_files, meta, new_cluster, profiles
+from ..profiles import Profile
+from . import crds
+from .facade import Conflict, LiveCluster
+from .informer import Cache, Informer, wait_synced
+from .rest import Api
+from .webhook import WebhookServer
+from .workqueue import WorkQueue
+
+log = logging.getLogger(__name__)
+
+#: Built-in kinds whose changes can concern a controller (children it owns).
+_BUILTIN_WATCHED = (("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("v1", "Pod"), ("batch/v1", "Job"))
+
+
+def runs_live(controller) -> bool:
+    """False for stand-ins of Kubernetes' own controllers: they watch built-in kinds only."""
+    builtin_kinds = {(meta.group_of(api_version), kind) for api_version, kind in builtin.BUILTIN}
+    return any(tuple(gk) not in builtin_kinds for gk in controller.watches)
+
+
+def field_manager(controller) -> str:
+    """``reconciler.trainer.controller`` → ``trainer``: one manager name per suite."""
+    parts = type(controller).__module__.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+class Operator:
+    def __init__(self, api: Api, profile: str | Profile | None = None):
+        self.api = api
+        self.profile = profile if isinstance(profile, Profile) else profiles.get(profile)
+        wired = new_cluster(self.profile)
+        self.cache = Cache()
+        self.cluster = LiveCluster(api, self.profile, cache=self.cache)
+        self.cluster.controllers = [c for c in wired.controllers if runs_live(c)]
+        self.cluster.webhooks, self.cluster.mutators = wired.webhooks, wired.mutators
+        #: Controllers render runs that Kubernetes runs here instead.
+        self.replaced_by_kubernetes = [type(c).__name__ for c in wired.controllers if not runs_live(c)]
+        self.webhook_cluster = LiveCluster(api, self.profile, cache=None, reads="api", field_manager="webhook",
+                                           webhooks=wired.webhooks, mutators=wired.mutators)
+        self._views = [self.cluster.for_manager(field_manager(c)) for c in self.cluster.controllers]
+        self._watchers: dict[tuple[str, str], list[int]] = {}
+        for i, controller in enumerate(self.cluster.controllers):
+            for group_kind in controller.watches:
+                self._watchers.setdefault(tuple(group_kind), []).append(i)
+        self.queue = WorkQueue()
+        self.informers: list[Informer] = []
+        self.webhooks: WebhookServer | None = None
+        self._worker = threading.Thread(target=self._work, name="reconcile-worker", daemon=True)
+        self._failures: dict = {}
+        self.timings: dict[str, float] = {}
+        self.crd_report: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self, install_crds: bool = True, timeout: float = 60.0) -> "Operator":
+        started = time.monotonic()
+        if install_crds:
+            self.crd_report = crds.install(self.api, self.profile, timeout)
+        self.timings["crds"] = time.monotonic() - started
+        mark = time.monotonic()
+        self.webhooks = WebhookServer(self.api, self.webhook_cluster)
+        self.webhooks.start()
+        self.webhooks.register(timeout)
+        self.timings["webhooks"] = time.monotonic() - mark
+        mark = time.monotonic()
+        for resource in self._watched_resources():
+            informer = Informer(self.api, resource, self.cache, self._on_event)
+            self.informers.append(informer)
+            informer.start()
+        wait_synced(self.informers, timeout)
+        self._worker.start()
+        self.timings["informers"] = time.monotonic() - mark
+        self.timings["total"] = time.monotonic() - started
+        return self
+
+    def stop(self, unregister: bool = True) -> None:
+        self.queue.shutdown()
+        for informer in self.informers:
+            informer.stop()
+        if self.webhooks is not None:
+            if unregister:
+                self.webhooks.unregister()
+            self.webhooks.stop()
+
+    def _watched_resources(self):
+        kinds = [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(self.profile.crd_dirs)] + list(_BUILTIN_WATCHED)
+        for api_version, kind in kinds:
+            yield self.api.must_resource(api_version, kind)
+
+    # ------------------------------------------------------------------ events → queue
+    def _on_event(self, _event_type: str, obj: dict) -> None:
+        k = meta.key(obj)
+        for i in self._watchers.get(k[:2], ()):
+            self.queue.add((i, k))
+        for ref in obj["metadata"].get("ownerReferences", []):
+            owner_gk = (meta.group_of(ref.get("apiVersion", "")), ref.get("kind", ""))
+            indexes = self._watchers.get(owner_gk)
+            if not indexes:
+                continue
+            owner = self.cache.by_uid(ref.get("uid", ""))
+            owner_key = meta.key(owner) if owner is not None else (*owner_gk, k[2], ref.get("name", ""))
+            for i in indexes:
+                self.queue.add((i, owner_key))
+
+    # ------------------------------------------------------------------ worker
+    def _work(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            index, key = item
+            try:
+                current = self.cache.get(key)
+                if current is not None:
+                    controller = self.cluster.controllers[index]
+                    controller.reconcile(self._views[index], copy.deepcopy(current))
+                self._failures.pop(item, None)
+            except Conflict as exc:
+                log.debug("conflict, again: %s", exc)
+                self.queue.add_after(item, 0.01)
+            except Exception:
+                failures = self._failures[item] = self._failures.get(item, 0) + 1
+                delay = min(0.05 * 2 ** failures, 10.0)
+                log.exception("reconcile %s %s failed (attempt %d); retry in %.2fs",
+                              type(self.cluster.controllers[index]).__name__, "/".join(key[1:]), failures, delay)
+                self.queue.add_after(item, delay)
+            finally:
+                self.queue.done(item)

@@ -1,0 +1,260 @@
+"""The reference webhooks over HTTPS, registered with the apiserver by URL.
+
+Render mode calls a suite's validators and mutators inside :meth:`Cluster.admit`; here the same
+functions answer ``AdmissionReview`` requests from kube-apiserver:
+
+* a validator's field errors become ``allowed: false`` with ``status {code: 403, reason:
+  Forbidden, message}`` - what controller-runtime's ``admission.Denied`` sends for an error that is
+  not an API status - and ``message`` is the aggregate of the errors (one as is, several as
+  ``[a, b]``). The apiserver prefixes ``admission webhook "<name>" denied the request: ``, which
+  gives render's :attr:`Rejection.message` character for character;
+* mutators (JobSet's and Volcano's defaulting) answer with a JSON Patch from the object the
+  apiserver sent (CRD defaults already applied, as in render) to the mutated one.
+
+Webhooks are registered for CREATE only: render admits creates only, and validating an update
+(immutability rules) is not modelled there. Paths follow kubebuilder's
+``/validate-<group with dashes>-<version>-<kind>``; upstream names are kept
+(``validator.trainjob.trainer.kubeflow.org`` ...). There are no Services, so ``clientConfig`` is
+a URL on 127.0.0.1 and ``caBundle`` is this process's throw-away CA.
+
+Readiness: the apiserver loads webhook configurations from a watch, so a create right after
+registering may still skip them. Each configuration therefore carries a canary webhook, selected
+by a per-start token label on ConfigMaps; :meth:`WebhookServer.register` dry-run-creates such a
+ConfigMap until both canaries have seen it.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import logging
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import jsonpatch
+
+from .. import crds as crd_files
+from ..errors import Rejection
+from .rest import Api, ApiError
+from .tls import serving_pair
+
+log = logging.getLogger(__name__)
+
+CONFIGURATION_NAME = "training-conformance-reference"
+FIELD_MANAGER = "training-conformance-reference"
+CANARY_LABEL = "training-conformance.io/webhook-canary"
+CANARY_ANNOTATION = "training-conformance.io/mutated-by"
+TIMEOUT_SECONDS = 10
+
+
+@dataclass
+class Route:
+    kind: str  # "validate" | "mutate" | "canary-validate" | "canary-mutate"
+    name: str
+    group: str
+    versions: tuple[str, ...]
+    resource_kind: str
+    handlers: list
+
+
+def _path_part(group: str) -> str:
+    return group.replace(".", "-") if group else "core"
+
+
+class WebhookServer:
+    """Serves ``cluster``'s webhooks and mutators; ``cluster`` is what they read (API reads)."""
+
+    def __init__(self, api: Api, cluster, host: str = "127.0.0.1"):
+        self.api, self.cluster, self.host = api, cluster, host
+        self.token = secrets.token_hex(6)
+        self.pair = serving_pair(host)
+        self.routes: dict[str, Route] = {}
+        self._build_routes()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                review = json.loads(self.rfile.read(length) or b"{}")
+                answer = server.answer(self.path, review)
+                body = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, fmt, *args):
+                log.debug("webhook: " + fmt, *args)
+
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.socket = self.pair.server_context().wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="webhook-server", daemon=True)
+
+    # ------------------------------------------------------------------ routes
+    def _versions(self, group: str, kind: str) -> tuple[str, ...]:
+        served = sorted(v for g, v, k in crd_files.schemas(self.cluster.profile.crd_dirs) if (g, k) == (group, kind))
+        return tuple(served) or ("v1",)
+
+    def _served(self, group: str, kind: str) -> bool:
+        # Render wires every suite into every cluster; a hook for a kind the profile does not
+        # serve can never fire there, and here it could not even be registered.
+        return any((g, k) == (group, kind) for g, _, k in crd_files.schemas(self.cluster.profile.crd_dirs))
+
+    def _build_routes(self) -> None:
+        seen: set[str] = set()
+        for hook in self.cluster.webhooks:
+            if not self._served(hook.group, hook.kind):
+                continue
+            versions = self._versions(hook.group, hook.kind)
+            path = f"/validate-{_path_part(hook.group)}-{versions[0]}-{hook.kind.lower()}"
+            while path in seen:
+                path += "-x"
+            seen.add(path)
+            self.routes[path] = Route("validate", hook.name, hook.group, versions, hook.kind, [hook])
+        for (group, kind), mutators in self.cluster.mutators.items():
+            if not mutators or not self._served(group, kind):
+                continue
+            versions = self._versions(group, kind)
+            path = f"/mutate-{_path_part(group)}-{versions[0]}-{kind.lower()}"
+            self.routes[path] = Route("mutate", f"defaulter.{kind.lower()}.{group}", group, versions, kind,
+                                      list(mutators))
+        self.routes[f"/canary-mutate/{self.token}"] = Route("canary-mutate", "canary-mutate.training-conformance.io",
+                                                            "", ("v1",), "ConfigMap", [])
+        self.routes[f"/canary-validate/{self.token}"] = Route("canary-validate",
+                                                              "canary-validate.training-conformance.io",
+                                                              "", ("v1",), "ConfigMap", [])
+
+    # ------------------------------------------------------------------ admission
+    def answer(self, path: str, review: dict) -> dict:
+        request = review.get("request") or {}
+        response = {"uid": request.get("uid", "")}
+        route = self.routes.get(path.split("?")[0])
+        try:
+            if route is None:
+                response.update(allowed=False, status={"code": 404, "message": f"no webhook at {path}"})
+            elif route.kind == "validate":
+                response.update(self._validate(route, request))
+            elif route.kind == "mutate":
+                response.update(self._mutate(route, request))
+            elif route.kind == "canary-mutate":
+                response.update(_patch_response(request["object"], _with_annotation(request["object"], self.token)))
+            else:
+                seen = (request["object"].get("metadata", {}).get("annotations") or {}).get(CANARY_ANNOTATION)
+                state = "both" if seen == self.token else "validating-only"
+                response.update(allowed=False, status={"code": 403, "reason": "Forbidden",
+                                                       "message": f"canary {self.token} {state}"})
+        except Exception as exc:  # controller-runtime answers a handler error with 500
+            log.exception("webhook %s failed", path)
+            response.update(allowed=False, status={"code": 500, "message": str(exc)})
+        return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+
+    def _validate(self, route: Route, request: dict) -> dict:
+        obj = request["object"]
+        for hook in route.handlers:
+            errors = hook.validate(copy.deepcopy(obj), self.cluster)
+            if errors:
+                denial = Rejection("webhook", "", errors, webhook=hook.name).message
+                prefix = f'admission webhook "{hook.name}" denied the request: '
+                return {"allowed": False, "status": {"code": 403, "reason": "Forbidden",
+                                                     "message": denial.removeprefix(prefix)}}
+        return {"allowed": True}
+
+    def _mutate(self, route: Route, request: dict) -> dict:
+        original = request["object"]
+        mutated = copy.deepcopy(original)
+        for mutate in route.handlers:
+            mutate(mutated, self.cluster)
+        return _patch_response(original, mutated)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _webhook(self, path: str, route: Route) -> dict:
+        if route.kind.startswith("canary"):
+            rules = [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
+                      "operations": ["CREATE"], "scope": "*"}]
+            selector = {"matchLabels": {CANARY_LABEL: self.token}}
+        else:
+            resources = sorted({self.api.must_resource(f"{route.group}/{v}" if route.group else v,
+                                                       route.resource_kind).plural for v in route.versions})
+            rules = [{"apiGroups": [route.group], "apiVersions": list(route.versions), "resources": resources,
+                      "operations": ["CREATE"], "scope": "*"}]
+            selector = {}
+        webhook = {
+            "name": route.name,
+            "clientConfig": {"url": f"https://{self.host}:{self.port}{path}",
+                             "caBundle": base64.b64encode(self.pair.ca_pem).decode()},
+            "rules": rules, "objectSelector": selector,
+            "admissionReviewVersions": ["v1"], "sideEffects": "None", "failurePolicy": "Fail",
+            "matchPolicy": "Equivalent", "timeoutSeconds": TIMEOUT_SECONDS,
+        }
+        if route.kind in ("mutate", "canary-mutate"):
+            webhook["reinvocationPolicy"] = "Never"
+        return webhook
+
+    def configurations(self) -> list[dict]:
+        validating = [self._webhook(p, r) for p, r in self.routes.items() if r.kind in ("validate", "canary-validate")]
+        mutating = [self._webhook(p, r) for p, r in self.routes.items() if r.kind in ("mutate", "canary-mutate")]
+        return [
+            {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+             "metadata": {"name": CONFIGURATION_NAME}, "webhooks": validating},
+            {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+             "metadata": {"name": CONFIGURATION_NAME}, "webhooks": mutating},
+        ]
+
+    def register(self, timeout: float = 30.0) -> float:
+        """Apply both configurations and wait until the apiserver calls them; returns seconds."""
+        started = time.monotonic()
+        for configuration in self.configurations():
+            self.api.apply(configuration, FIELD_MANAGER)
+        probe = {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"generateName": "webhook-canary-", "namespace": "default",
+                              "labels": {CANARY_LABEL: self.token}}}
+        deadline = started + timeout
+        last = ""
+        while time.monotonic() < deadline:
+            try:
+                self.api.create(probe, FIELD_MANAGER, dry_run=True)
+                last = "admitted (no webhook configuration loaded yet)"
+            except ApiError as exc:
+                last = exc.message
+                if f"canary {self.token} both" in exc.message:
+                    return time.monotonic() - started
+            time.sleep(0.05)
+        raise TimeoutError(f"webhook configuration not in effect after {timeout:.0f}s (last probe: {last})")
+
+    def unregister(self) -> None:
+        for configuration in self.configurations():
+            resource = self.api.resource_of(configuration)
+            try:
+                self.api.delete(resource, None, CONFIGURATION_NAME)
+            except ApiError as exc:
+                log.info("could not remove %s: %s", configuration["kind"], exc)
+
+
+def _with_annotation(obj: dict, token: str) -> dict:
+    mutated = copy.deepcopy(obj)
+    mutated.setdefault("metadata", {}).setdefault("annotations", {})[CANARY_ANNOTATION] = token
+    return mutated
+
+
+def _patch_response(original: dict, mutated: dict) -> dict:
+    patch = jsonpatch.make_patch(original, mutated).patch
+    if not patch:
+        return {"allowed": True}
+    return {"allowed": True, "patchType": "JSONPatch",
+            "patch": base64.b64encode(json.dumps(patch).encode()).decode()}
