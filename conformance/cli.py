@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run = sub.add_parser("run", help="run the case table (pytest underneath)")
     p_run.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
     p_run.add_argument("--level", action="append", default=[], choices=["core", "extended"])
-    p_run.add_argument("--backend", default="render", choices=["render"])
+    p_run.add_argument("--backend", default="render", choices=["render", "live"])
     p_run.add_argument("-k", dest="keyword", help="only cases matching this pytest -k expression")
     p_run.add_argument("--junitxml", help="write a JUnit XML report")
     p_run.add_argument("--cases-dir", default="cases")
