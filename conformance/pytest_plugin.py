@@ -1,7 +1,7 @@
 """pytest plugin: turns every case row × profile into a test, and keeps goldens honest.
 
-Options: ``--profile`` (repeatable), ``--backend`` (render), ``--level``, ``--cases-dir``,
-``--snapshots-dir``. A full run fails when a golden belongs to no case (``make snapshots-update``
+Options: ``--profile`` (repeatable), ``--backend`` (render|live), ``--kubeconfig`` (live backend),
+``--level``, ``--cases-dir``, ``--snapshots-dir``. A full run fails when a golden belongs to no case (``make snapshots-update``
 deletes it). The session ends with the line ``conformance: N passed, N failed, N skipped``.
 """
 
@@ -24,7 +24,9 @@ def pytest_addoption(parser):
     group = parser.getgroup("conformance")
     group.addoption("--profile", action="append", default=[], choices=sorted(PROFILES),
                     help="run only these profiles (repeatable); default: every profile each row's range covers")
-    group.addoption("--backend", default="render", choices=["render"], help="where cases run (default: render)")
+    group.addoption("--backend", default="render", choices=["render", "live"], help="where cases run (default: render)")
+    group.addoption("--kubeconfig", default=None,
+                    help="live backend: the cluster to use (default: start a local control plane for the run)")
     group.addoption("--level", action="append", default=[], choices=["core", "extended"],
                     help="run only rows of this level (repeatable)")
     group.addoption("--cases-dir", default=None, help="case tables (default: <rootdir>/cases)")
@@ -39,6 +41,12 @@ def _dirs(config) -> tuple[Path, Path]:
 
 
 def pytest_configure(config):
+    if config.getoption("--backend", default="render") == "live":
+        if config.getoption("--snapshot-update", default=False):
+            raise pytest.UsageError("--snapshot-update writes goldens from the render backend only; "
+                                    "a live run is compared with them, never the source of them")
+        from .live import session
+        session.configure(config.getoption("--kubeconfig"))
     _, snaps = _dirs(config)
     YamlGolden.root = snaps
     config.stash[_STATE_KEY] = {"expected_goldens": set(), "selected_everything": True, "counts": {}}
@@ -76,6 +84,9 @@ def pytest_generate_tests(metafunc):
 def pytest_collection_modifyitems(session, config, items):
     if config.getoption("-k") or config.getoption("-m"):
         config.stash[_STATE_KEY]["selected_everything"] = False
+    if config.getoption("--backend") == "live":
+        # Grouped by profile (stable within one): a live profile switch restarts the operator.
+        items.sort(key=lambda item: getattr(getattr(item, "callspec", None), "params", {}).get("conformance_profile", ""))
 
 
 def pytest_deselected(items):
@@ -85,12 +96,18 @@ def pytest_deselected(items):
 
 @pytest.fixture
 def conformance_backend(request):
+    if request.config.getoption("--backend") == "live":
+        from .backends import live
+        return live.for_test(request.node.nodeid)
     from .backends import render
     return render
 
 
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
+    if config.getoption("--backend", default="render") == "live":
+        from .live import session as live_session
+        live_session.close()
     state = config.stash.get(_STATE_KEY, None)
     if state is None or not state["expected_goldens"]:
         return

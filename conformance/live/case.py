@@ -1,0 +1,237 @@
+"""One case against the live cluster: isolate, apply, wait until steady, collect, clean up.
+
+Step by step (each bounded by a timeout):
+
+1. every namespace the case uses gets a fresh live namespace (:mod:`.isolation`), and the case
+   waits (watching) for its ``default`` ServiceAccount - Pods are refused without it;
+   cluster-scoped inputs left over by an interrupted run are deleted first;
+2. inputs are created one by one in render's order (:func:`reconciler.apply_order`), as
+   ``kubectl create`` would; a refusal becomes a rejection with the apiserver's code, reason and
+   message, its field errors read from the Status (:mod:`.rejections`);
+3. wait until steady (:mod:`.steady`);
+4. list every kind the profile serves plus ConfigMap/Secret/Service/Job/Pod in the namespaces,
+   and the cluster-scoped inputs by name; Warning Events with reason ``ReconcileError`` become
+   reconcile errors; namespaces are translated back, platform fields dropped
+   (:mod:`.platform`), keys ordered like render's (:mod:`.keyorder`);
+5. namespaces are deleted in the background; cluster-scoped inputs are deleted and waited for,
+   since the next case may create the same names.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+
+import reconciler
+from reconciler import crds as crd_files, meta, profiles
+from reconciler.live.facade import EVENT_COMPONENT, EVENT_REASON
+from reconciler.live.rest import ApiError
+from reconciler.live.waits import wait_until
+
+from ..outcome import Outcome, RejectionRecord
+from . import keyorder, platform, rejections
+from .isolation import NamespaceMap
+from .session import LiveSession
+from .steady import reasons_not_steady
+
+FIELD_MANAGER = "training-conformance"
+COLLECTED_BUILTINS = (("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("batch/v1", "Job"), ("v1", "Pod"))
+CASE_LABEL = "training-conformance.io/case"
+
+
+class CaseRun:
+    def __init__(self, session: LiveSession, profile: str, manifests: list[dict], label: str = ""):
+        self.session, self.profile, self.manifests = session, profiles.get(profile), manifests
+        self.api = session.ensure(profile)
+        self.names = NamespaceMap(session.run_token)
+        self.label = label
+        self.timings: dict[str, float] = {}
+        self.cluster_scoped: list[dict] = []
+        self._applied_at = time.monotonic()
+
+    # ------------------------------------------------------------------ the steps
+    def run(self) -> Outcome:
+        outcome = Outcome(objects=[])
+        try:
+            self._timed("prepare", self._prepare, outcome)
+            self._timed("apply", self._apply, outcome)
+            self._timed("settle", self._settle, outcome)
+            self._timed("collect", self._collect, outcome)
+        finally:
+            self._timed("cleanup", self._cleanup)
+        return outcome
+
+    def _timed(self, name: str, step, *args) -> None:
+        started = time.monotonic()
+        try:
+            step(*args)
+        finally:
+            self.timings[name] = time.monotonic() - started
+
+    def _namespaced(self, obj: dict) -> bool | None:
+        resource = self.api.resource(obj.get("apiVersion", ""), obj.get("kind", ""))
+        return None if resource is None else resource.namespaced
+
+    def _prepare(self, outcome: Outcome) -> None:
+        for obj in self.manifests:
+            namespaced = self._namespaced(obj)
+            if namespaced:
+                self.names.live((obj.get("metadata") or {}).get("namespace") or "default")
+            elif namespaced is False and obj.get("kind") != "Namespace":
+                self.cluster_scoped.append(obj)
+        self._delete_cluster_scoped()
+        namespace_inputs = {(o.get("metadata") or {}).get("name") for o in self.manifests
+                            if o.get("kind") == "Namespace" and o.get("apiVersion") == "v1"}
+        for original, live in list(self.names.forward.items()):
+            if original in namespace_inputs:
+                continue  # created from the case's own manifest in _apply
+            self.api.create({"apiVersion": "v1", "kind": "Namespace",
+                             "metadata": {"name": live, "labels": {CASE_LABEL: _label_value(self.label)}}},
+                            FIELD_MANAGER)
+        self._wait_service_accounts(exclude=namespace_inputs)
+
+    def _wait_service_accounts(self, exclude: set) -> None:
+        sa = self.api.must_resource("v1", "ServiceAccount")
+        for original, live in self.names.forward.items():
+            if original in exclude:
+                continue
+            wait_until(self.api, sa, lambda items: any(i["metadata"]["name"] == "default" for i in items),
+                       self.session.settings.steady_timeout, namespace=live,
+                       what=f"ServiceAccount default in {live} (kube-controller-manager creates it)")
+
+    def _apply(self, outcome: Outcome) -> None:
+        for obj in sorted(self.manifests, key=reconciler.apply_order):
+            namespaced = self._namespaced(obj)
+            if namespaced is None:
+                outcome.input_errors.append(
+                    f"{meta.describe(obj)}: no kind {obj.get('kind')!r} is registered for version "
+                    f"{obj.get('apiVersion')!r} (the cluster does not serve it)")
+                continue
+            body = self.names.rewrite_input(obj, namespaced)
+            try:
+                self.api.create(body, FIELD_MANAGER)
+            except ApiError as exc:
+                outcome.rejections.append(self._rejection(obj, exc))
+                continue
+            if obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1":
+                self._wait_service_accounts(exclude=set(self.names.forward) - {obj["metadata"]["name"]})
+        self._applied_at = time.monotonic()
+
+    def _rejection(self, obj: dict, exc: ApiError) -> RejectionRecord:
+        md = obj.get("metadata") or {}
+        status = self.names.back(exc.status) if exc.status else {"message": exc.message}
+        return RejectionRecord(
+            kind=obj.get("kind", ""), name=md.get("name", ""), namespace=md.get("namespace"),
+            code=exc.code, reason=exc.reason or "", message=self.names.back(exc.message),
+            errors=rejections.field_errors(status))
+
+    def _settle(self, outcome: Outcome) -> None:
+        namespaces = self.names.live_namespaces
+        cache = self.session.cache
+
+        def ready() -> list[str]:
+            objects = [o for o in cache.all() if (o.get("metadata") or {}).get("namespace") in namespaces]
+            return reasons_not_steady(objects)
+
+        reasons = self.session.activity.wait(namespaces, ready, self.session.settings.quiet,
+                                             self.session.settings.steady_timeout, since=self._applied_at)
+        if reasons:
+            outcome.input_errors.append(
+                f"live: no steady state after {self.session.settings.steady_timeout:.0f}s: " + "; ".join(
+                    self.names.back(reasons[:5])))
+
+    def _kinds(self) -> list[tuple[str, str]]:
+        return [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(self.profile.crd_dirs)] + list(COLLECTED_BUILTINS)
+
+    def _collect(self, outcome: Outcome) -> None:
+        objects = []
+        for api_version, kind in self._kinds():
+            resource = self.api.resource(api_version, kind)
+            if resource is None:
+                continue
+            if resource.namespaced:
+                for live in self.names.live_namespaces:
+                    objects += _typed(self.api.list(resource, live).get("items", []), resource)
+        for obj in self.cluster_scoped + [o for o in self.manifests if o.get("kind") == "Namespace"]:
+            resource = self.api.resource(obj["apiVersion"], obj["kind"])
+            name = obj["metadata"]["name"]
+            if obj.get("kind") == "Namespace":
+                name = self.names.live(name)
+            found = self.api.get(resource, None, name) if resource else None
+            if found is not None:
+                objects += _typed([found], resource)
+        jobs = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o.get("kind") == "Job"]
+        objects = self.names.back(objects, jobs)
+        objects = [_without_namespace_platform(o) for o in objects]
+        objects = platform.strip(objects, self.manifests)
+        rendered = reconciler.render(copy.deepcopy(self.manifests), self.profile).objects
+        outcome.objects = keyorder.reorder_like(objects, rendered)
+        outcome.reconcile_errors = self._reconcile_errors()
+
+    def _reconcile_errors(self) -> list[str]:
+        events = self.api.must_resource("v1", "Event")
+        found = []
+        for live in self.names.live_namespaces:
+            for event in self.api.list(events, live).get("items", []):
+                if event.get("reason") == EVENT_REASON and (event.get("source") or {}).get("component") == EVENT_COMPONENT:
+                    found.append(event)
+        found.sort(key=lambda e: (e.get("firstTimestamp") or "", int(e["metadata"].get("resourceVersion", "0"))))
+        errors = []
+        for event in found:
+            involved = event.get("involvedObject") or {}
+            ns = involved.get("namespace")
+            entry = f"{involved.get('kind')} {ns + '/' if ns else ''}{involved.get('name')}: {event.get('message')}"
+            entry = self.names.back(entry)
+            if entry not in errors:
+                errors.append(entry)
+        return errors
+
+    def _cleanup(self) -> None:
+        ns_resource = self.api.must_resource("v1", "Namespace")
+        for live in self.names.live_namespaces:
+            try:
+                self.api.delete(ns_resource, None, live, propagation="Background")
+            except ApiError:
+                pass
+        self._delete_cluster_scoped()
+
+    def _delete_cluster_scoped(self) -> None:
+        for obj in self.cluster_scoped:
+            resource = self.api.resource(obj["apiVersion"], obj["kind"])
+            name = (obj.get("metadata") or {}).get("name")
+            if resource is None or not name:
+                continue
+            if self.api.delete(resource, None, name, propagation="Background") is not None:
+                wait_until(self.api, resource, lambda items, n=name: all(i["metadata"]["name"] != n for i in items),
+                           self.session.settings.steady_timeout, what=f"{obj['kind']} {name} to be deleted")
+
+
+def _label_value(text: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[-63:].strip("-_.")
+    return cleaned or "case"
+
+
+def _typed(items: list[dict], resource) -> list[dict]:
+    for item in items:
+        item.setdefault("apiVersion", resource.api_version)
+        item.setdefault("kind", resource.kind)
+    return items
+
+
+def _without_namespace_platform(obj: dict) -> dict:
+    """A Namespace input as the case wrote it: no ``kubernetes.io/metadata.name`` label and no
+    ``kubernetes`` finalizer, both added to every namespace by the apiserver."""
+    if obj.get("kind") != "Namespace":
+        return obj
+    md = obj["metadata"]
+    labels = md.get("labels") or {}
+    if labels.get("kubernetes.io/metadata.name") == md.get("name"):
+        del labels["kubernetes.io/metadata.name"]
+        if not labels:
+            md.pop("labels", None)
+    if (obj.get("spec") or {}).get("finalizers") == ["kubernetes"]:
+        del obj["spec"]["finalizers"]
+        if not obj["spec"]:
+            del obj["spec"]
+    return obj

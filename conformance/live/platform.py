@@ -1,0 +1,182 @@
+"""Remove what Kubernetes itself adds to built-in objects, so a live object reads like a rendered one.
+
+Render models the defaults that carry meaning for training workloads (see
+``reconciler/builtin.py``) and leaves out the long tail. The apiserver's defaulting, admission
+plugins and scheduler add that tail to every Job, Pod and Service. Each field below is removed
+only when it has exactly the value Kubernetes puts there *and* the template it was made from (the
+JobSet's replicatedJob, or the input manifest) does not set it itself - so an operator that writes
+such a field on purpose still shows it:
+
+=================================  ==========================================================
+pod spec                           ``dnsPolicy: ClusterFirst``, ``schedulerName:
+                                   default-scheduler``, ``securityContext: {}``,
+                                   ``terminationGracePeriodSeconds: 30`` (defaulting);
+                                   ``priority: 0``, ``enableServiceLinks: true``,
+                                   ``preemptionPolicy: PreemptLowerPriority`` (Pods only)
+ServiceAccount admission           ``serviceAccountName``/``serviceAccount: default``, the
+                                   ``kube-api-access-*`` projected volume and its mounts
+DefaultTolerationSeconds           the ``not-ready``/``unreachable`` NoExecute tolerations, 300 s
+kube-scheduler                     ``nodeName``
+container                          ``terminationMessagePath: /dev/termination-log``,
+                                   ``terminationMessagePolicy: File``, ``resources: {}``,
+                                   ``imagePullPolicy`` (``Always`` for ``:latest`` or no tag,
+                                   else ``IfNotPresent``), ports' ``protocol: TCP``,
+                                   ``fieldRef.apiVersion: v1``
+volumes                            ``defaultMode: 420`` of secret/configMap/projected sources
+Job spec                           ``manualSelector: false``
+Service spec                       ``clusterIPs`` (= ``[clusterIP]``), ``ipFamilies``,
+                                   ``ipFamilyPolicy``, ``internalTrafficPolicy: Cluster``
+=================================  ==========================================================
+
+Objects Kubernetes makes in every namespace (the ``kube-root-ca.crt`` ConfigMap) are dropped.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from reconciler import meta
+
+_POD_SPEC_DEFAULTS = {"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "securityContext": {},
+                      "terminationGracePeriodSeconds": 30}
+_POD_ONLY_DEFAULTS = {"priority": 0, "enableServiceLinks": True, "preemptionPolicy": "PreemptLowerPriority",
+                      "serviceAccountName": "default", "serviceAccount": "default"}
+_CONTAINER_DEFAULTS = {"terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+                       "resources": {}}
+_DEFAULT_TOLERATIONS = [
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+]
+_SA_VOLUME_PREFIX = "kube-api-access-"
+_PLATFORM_OBJECTS = {("", "ConfigMap", "kube-root-ca.crt")}
+_JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+_REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+
+
+def strip(objects: list[dict], inputs: list[dict]) -> list[dict]:
+    """Copies of ``objects`` without platform objects and platform-added fields."""
+    by_key = {meta.key(o): o for o in objects}
+    out = []
+    for obj in objects:
+        k = meta.key(obj)
+        if (k[0], k[1], k[3]) in _PLATFORM_OBJECTS:
+            continue
+        obj = copy.deepcopy(obj)
+        kind, group = k[1], k[0]
+        if (group, kind) == ("batch", "Job"):
+            spec = obj.get("spec") or {}
+            if spec.get("manualSelector") is False and "manualSelector" not in (_input(inputs, obj).get("spec") or {}):
+                del spec["manualSelector"]
+            _strip_pod_spec((spec.get("template") or {}).get("spec"), _source(obj, by_key, inputs), pod=False)
+        elif (group, kind) == ("", "Pod"):
+            _strip_pod_spec(obj.get("spec"), _source(obj, by_key, inputs), pod=True)
+        elif (group, kind) == ("", "Service"):
+            _strip_service(obj.get("spec") or {}, (_input(inputs, obj).get("spec") or {}))
+        out.append(obj)
+    return out
+
+
+def _input(inputs: list[dict], obj: dict) -> dict:
+    k = meta.key(obj)
+    for candidate in inputs:
+        ck = meta.key(candidate)
+        if ck[:2] == k[:2] and ck[3] == k[3]:
+            return candidate
+    return {}
+
+
+def _source(obj: dict, by_key: dict, inputs: list[dict]) -> dict:
+    """The pod spec ``obj`` (a Job or a Pod) was made from, as far as the outcome tells."""
+    labels = obj["metadata"].get("labels") or {}
+    namespace = obj["metadata"].get("namespace", "")
+    if labels.get(_JOBSET_NAME) and labels.get(_REPLICATED_JOB):
+        jobset = next((o for k, o in by_key.items() if k[1] == "JobSet" and k[2] == namespace
+                       and k[3] == labels[_JOBSET_NAME]), None)
+        rj = meta.find_named(((jobset or {}).get("spec") or {}).get("replicatedJobs"), labels[_REPLICATED_JOB])
+        if rj is not None:
+            return (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+    given = _input(inputs, obj)
+    if given:
+        spec = given.get("spec") or {}
+        return (spec.get("template") or {}).get("spec") or {} if obj["kind"] == "Job" else spec
+    for ref in obj["metadata"].get("ownerReferences", []):
+        if ref.get("kind") == "Job":
+            owner = _input(inputs, {"apiVersion": ref.get("apiVersion"), "kind": "Job",
+                                    "metadata": {"name": ref.get("name"), "namespace": namespace}})
+            if owner:
+                return ((owner.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return {}
+
+
+def _drop_default(target: dict, source: dict, key: str, value) -> None:
+    if key in target and target[key] == value and key not in source:
+        del target[key]
+
+
+def _strip_pod_spec(spec: dict | None, source: dict, pod: bool) -> None:
+    if not spec:
+        return
+    for key, value in _POD_SPEC_DEFAULTS.items():
+        _drop_default(spec, source, key, value)
+    if pod:
+        for key, value in _POD_ONLY_DEFAULTS.items():
+            _drop_default(spec, source, key, value)
+        if "nodeName" not in source:
+            spec.pop("nodeName", None)
+        if spec.get("tolerations") and "tolerations" not in source:
+            kept = [t for t in spec["tolerations"] if t not in _DEFAULT_TOLERATIONS]
+            if kept:
+                spec["tolerations"] = kept
+            else:
+                del spec["tolerations"]
+    sa_volumes = {v.get("name") for v in spec.get("volumes", []) if v.get("name", "").startswith(_SA_VOLUME_PREFIX)
+                  and "projected" in v}
+    if sa_volumes:
+        spec["volumes"] = [v for v in spec["volumes"] if v.get("name") not in sa_volumes]
+        if not spec["volumes"]:
+            del spec["volumes"]
+    for volume in spec.get("volumes", []):
+        for kind in ("secret", "configMap", "projected"):
+            source_volume = meta.find_named(source.get("volumes"), volume.get("name")) or {}
+            if kind in volume:
+                _drop_default(volume[kind], source_volume.get(kind) or {}, "defaultMode", 420)
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key, []):
+            source_container = meta.find_named(source.get(key), container.get("name")) or {}
+            _strip_container(container, source_container, sa_volumes)
+
+
+def _strip_container(container: dict, source: dict, sa_volumes: set[str]) -> None:
+    for key, value in _CONTAINER_DEFAULTS.items():
+        _drop_default(container, source, key, value)
+    _drop_default(container, source, "imagePullPolicy", _pull_policy(container.get("image", "")))
+    if sa_volumes and container.get("volumeMounts"):
+        container["volumeMounts"] = [m for m in container["volumeMounts"] if m.get("name") not in sa_volumes]
+        if not container["volumeMounts"]:
+            del container["volumeMounts"]
+    for port in container.get("ports", []):
+        source_port = next((p for p in source.get("ports", []) if p.get("containerPort") == port.get("containerPort")), {})
+        _drop_default(port, source_port, "protocol", "TCP")
+    for env in container.get("env", []):
+        field_ref = (env.get("valueFrom") or {}).get("fieldRef")
+        source_env = meta.find_named(source.get("env"), env.get("name")) or {}
+        if field_ref is not None:
+            _drop_default(field_ref, ((source_env.get("valueFrom") or {}).get("fieldRef") or {}), "apiVersion", "v1")
+
+
+def _pull_policy(image: str) -> str:
+    """kube-apiserver's default: Always for ``:latest`` or an untagged image, else IfNotPresent."""
+    if "@" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else ""
+    return "Always" if tag in ("", "latest") else "IfNotPresent"
+
+
+def _strip_service(spec: dict, source: dict) -> None:
+    if spec.get("clusterIPs") == [spec.get("clusterIP")] and "clusterIPs" not in source:
+        del spec["clusterIPs"]
+    for key in ("ipFamilies", "ipFamilyPolicy"):
+        if key not in source:
+            spec.pop(key, None)
+    _drop_default(spec, source, "internalTrafficPolicy", "Cluster")

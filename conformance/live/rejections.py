@@ -1,0 +1,99 @@
+"""An apiserver refusal as the harness records it: code, reason, message and field errors.
+
+The field errors come from ``details.causes`` when the apiserver sends them (schema and CEL
+failures, 422). A webhook denial (403) carries only a message - controller-runtime sends no
+causes - so its errors are read back from the message, which is ``field.ErrorList``'s aggregate:
+one error as is, several as ``[a, b]``, each ``<field>: <Type>[: <value>][: <detail>]``. Values
+are read as JSON (quoted strings, numbers, ``true``, JSON objects); a value printed some other way
+(Go's ``%#v`` of a struct) is left out rather than guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+_TYPES = {
+    "FieldValueNotFound": "Not found", "FieldValueRequired": "Required value", "FieldValueDuplicate": "Duplicate value",
+    "FieldValueInvalid": "Invalid value", "FieldValueNotSupported": "Unsupported value",
+    "FieldValueForbidden": "Forbidden", "FieldValueTooLong": "Too long", "FieldValueTooMany": "Too many",
+    "InternalError": "Internal error", "FieldValueTypeInvalid": "Invalid value",
+}
+# Error types whose rendering carries no value (field.Error.ErrorBody).
+_VALUELESS = {"Required value", "Forbidden", "Too long", "Not found", "Internal error"}
+_KNOWN = sorted(set(_TYPES.values()), key=len, reverse=True)
+_WEBHOOK_PREFIX = re.compile(r'^admission webhook "[^"]*" denied the request: ')
+_INVALID_PREFIX = re.compile(r"^.*? is invalid: ")
+
+
+def field_errors(status: dict) -> list[dict]:
+    causes = (status.get("details") or {}).get("causes") or []
+    if causes:
+        return [_from_cause(c) for c in causes]
+    message = status.get("message", "")
+    body = _WEBHOOK_PREFIX.sub("", message, count=1)
+    if body == message:
+        body = _INVALID_PREFIX.sub("", message, count=1)
+    return [parse_error(item) for item in split_aggregate(body)]
+
+
+def _from_cause(cause: dict) -> dict:
+    type_ = _TYPES.get(cause.get("reason", ""), cause.get("reason", ""))
+    error = {"type": type_, "field": cause.get("field", "")}
+    error.update(_body(type_, cause.get("message", "")))
+    return error
+
+
+def _body(type_: str, text: str) -> dict:
+    """``{detail[, value]}`` from an ErrorBody text that starts with ``type_``."""
+    rest = text[len(type_):] if text.startswith(type_) else text
+    rest = rest.removeprefix(": ")
+    if type_ in _VALUELESS or not rest:
+        return {"detail": rest}
+    try:
+        value, end = json.JSONDecoder().raw_decode(rest)
+    except json.JSONDecodeError:
+        return {"detail": rest.split(": ", 1)[1] if ": " in rest else rest}
+    if end == len(rest):
+        return {"detail": "", "value": value}
+    if rest[end:].startswith(": "):
+        return {"detail": rest[end + 2:], "value": value}
+    return {"detail": rest}
+
+
+def parse_error(item: str) -> dict:
+    """One rendered ``field.Error`` (or a plain error, which has no field)."""
+    field, sep, body = item.partition(": ")
+    for type_ in _KNOWN:
+        if sep and (body == type_ or body.startswith(type_ + ": ")):
+            error = {"type": type_, "field": "" if field == "<nil>" else field}
+            error.update(_body(type_, body))
+            return error
+    return {"type": "", "field": "", "detail": item}
+
+
+def split_aggregate(text: str) -> list[str]:
+    """``[a, b]`` → ``["a", "b"]`` at top level (not inside quotes or brackets); else ``[text]``."""
+    if not (text.startswith("[") and text.endswith("]")):
+        return [text]
+    inner, items, depth, quoted, start, i = text[1:-1], [], 0, False, 0, 0
+    while i < len(inner):
+        ch = inner[i]
+        if quoted:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif depth == 0 and inner.startswith(", ", i):
+            items.append(inner[start:i])
+            start = i + 2
+            i += 1
+        i += 1
+    items.append(inner[start:])
+    return items

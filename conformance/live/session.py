@@ -1,0 +1,207 @@
+"""One cluster, one operator and one set of watches, shared by every case of a run.
+
+* The cluster is the one ``--kubeconfig`` (or ``TC_LIVE_KUBECONFIG``) names; without one the
+  session starts a :class:`~conformance.cluster.LocalControlPlane` and stops it at the end.
+* The operator under test is, by default, the reference reconciler in its own process
+  (``python -m reconciler.live``), restarted whenever the profile changes (each profile serves
+  its own CRDs). ``TC_LIVE_OPERATOR=external`` leaves installing and running an operator to the
+  user: the harness then only applies inputs and reads back what happened.
+* Informers over every kind a case can produce (the profile's CRD kinds, ConfigMap, Secret,
+  Service, Job, Pod, Event) feed :class:`~conformance.live.steady.Activity` and a cache that the
+  steadiness check reads.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from reconciler import crds as crd_files, profiles
+from reconciler.live.informer import Cache, Informer, wait_synced
+from reconciler.live.rest import Api
+
+from .steady import Activity
+
+BUILTIN_KINDS = (("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("batch/v1", "Job"), ("v1", "Pod"),
+                 ("v1", "Event"))
+
+
+def _env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+class Settings:
+    """Knobs, from the environment (the pytest plugin and the CLI set the kubeconfig)."""
+
+    def __init__(self):
+        self.kubeconfig: str | None = os.environ.get("TC_LIVE_KUBECONFIG") or None
+        self.operator = os.environ.get("TC_LIVE_OPERATOR", "reference")
+        self.quiet = _env_float("TC_LIVE_QUIET", 0.3)
+        self.steady_timeout = _env_float("TC_LIVE_TIMEOUT", 30.0)
+        self.start_timeout = _env_float("TC_LIVE_START_TIMEOUT", 90.0)
+
+
+class OperatorProcess:
+    """``python -m reconciler.live`` as a child; ready once it prints its ``ready`` line."""
+
+    def __init__(self, kubeconfig: str, profile: str, log_dir: Path, timeout: float):
+        self.profile = profile
+        self.log = log_dir / f"operator-{profile}.log"
+        self._log_file = open(self.log, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "reconciler.live", "--kubeconfig", kubeconfig, "--profile", profile,
+             "--exit-with-stdin", "--timeout", str(timeout)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file)
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in self.proc.stdout], daemon=True).start()
+        try:
+            line = lines.get(timeout=timeout + 10)
+        except queue.Empty:
+            line = b""
+        if not line.startswith(b"ready "):
+            self.stop()
+            raise RuntimeError(f"reference operator for {profile} did not start; {self.log}:\n{self.tail()}")
+        self.ready = json.loads(line[len(b"ready "):])
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()  # --exit-with-stdin: it unregisters its webhooks and exits
+                self.proc.wait(timeout)
+            except (subprocess.TimeoutExpired, OSError):
+                self.proc.terminate()
+                try:
+                    self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        self._log_file.close()
+
+
+class LiveSession:
+    def __init__(self, settings: Settings | None = None):
+        self.settings = settings or Settings()
+        self.run_token = secrets.token_hex(2)
+        self.log_dir = Path(tempfile.mkdtemp(prefix="tc-live-"))
+        self.plane = None
+        self.api: Api | None = None
+        self.operator: OperatorProcess | None = None
+        self.profile: str | None = None
+        self.cache = Cache()
+        self.activity = Activity()
+        self.informers: list[Informer] = []
+        self.timings: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ set-up
+    def ensure(self, profile: str) -> Api:
+        with self._lock:
+            if self.api is None:
+                self._connect()
+            if profile != self.profile or (self.operator is not None and not self.operator.alive()):
+                self._switch(profile)
+            return self.api
+
+    def _connect(self) -> None:
+        started = time.monotonic()
+        kubeconfig = self.settings.kubeconfig
+        if kubeconfig is None:
+            from ..cluster import LocalControlPlane
+            self.plane = LocalControlPlane(start_timeout=self.settings.start_timeout).up()
+            kubeconfig = str(self.plane.kubeconfig)
+        self.kubeconfig = kubeconfig
+        self.api = Api.from_kubeconfig(kubeconfig)
+        self.timings["cluster"] = time.monotonic() - started
+
+    def _switch(self, profile: str) -> None:
+        started = time.monotonic()
+        if self.operator is not None:
+            self.operator.stop()
+            self.operator = None
+        self._stop_informers()
+        if self.settings.operator == "reference":
+            self.operator = OperatorProcess(self.kubeconfig, profile, self.log_dir, self.settings.start_timeout)
+        self.api.forget()
+        self._start_informers(profiles.get(profile))
+        self.profile = profile
+        self.timings[f"operator {profile}"] = time.monotonic() - started
+
+    def _start_informers(self, profile) -> None:
+        kinds = [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(profile.crd_dirs)] + list(BUILTIN_KINDS)
+        self.cache = Cache()
+        for api_version, kind in kinds:
+            resource = self.api.resource(api_version, kind)
+            if resource is None:  # an external operator that does not serve this kind
+                continue
+            informer = Informer(self.api, resource, self.cache, self.activity.handler)
+            self.informers.append(informer)
+            informer.start()
+        wait_synced(self.informers, self.settings.start_timeout)
+
+    def _stop_informers(self) -> None:
+        for informer in self.informers:
+            informer.stop()
+        self.informers = []
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop_informers()
+            if self.operator is not None:
+                self.operator.stop()
+                self.operator = None
+            if self.api is not None:
+                self.api.close()
+                self.api = None
+            if self.plane is not None:
+                self.plane.down()
+                self.plane = None
+            self.profile = None
+
+    def kubernetes_version(self) -> str:
+        if self.api is None:
+            self._connect()
+        return self.api.request("GET", "/version").get("gitVersion", "unknown")
+
+
+_SESSION: LiveSession | None = None
+
+
+def get() -> LiveSession:
+    global _SESSION
+    if _SESSION is None:
+        _SESSION = LiveSession()
+        atexit.register(close)
+    return _SESSION
+
+
+def configure(kubeconfig: str | None = None) -> None:
+    """Point the (next) session at a cluster; the pytest plugin calls this for ``--kubeconfig``."""
+    if kubeconfig:
+        os.environ["TC_LIVE_KUBECONFIG"] = str(kubeconfig)
+    if _SESSION is not None and _SESSION.api is None:
+        _SESSION.settings = Settings()
+
+
+def close() -> None:
+    global _SESSION
+    if _SESSION is not None:
+        _SESSION.close()
+        _SESSION = None

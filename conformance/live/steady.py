@@ -1,0 +1,102 @@
+"""When is a live case done? Watched, not slept on.
+
+The session's informers see every change in the case's namespaces; :class:`Activity` notes the
+time of the last one per namespace and wakes waiters. A case is steady when
+
+1. nothing is being deleted (a deletionTimestamp is a change still under way),
+2. every Pod a scheduler will place has been placed and started (phase past Pending) - kwok
+   has done its part; a Pod for a scheduler the cluster does not run (``schedulerName: volcano``)
+   stays Pending for good and does not hold the case up,
+3. every Job's ``status.active`` counts its unfinished Pods and, unless it is finished or
+   suspended, there are as many of them as it wants - kube-controller-manager's Job controller
+   has caught up (with ``ready=True`` also its 1 s-batched ``status.ready``), and
+4. no event arrived in those namespaces for ``quiet`` seconds - the window in which an operator
+   reacts to the last change (our reference operator takes milliseconds).
+
+Conditions 1-3 are checked on each event, 4 by waiting on the event condition with a timeout.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from reconciler import meta
+
+_TERMINAL = ("Succeeded", "Failed")
+_DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
+
+
+class Activity:
+    """Last event time per namespace, fed by informer handlers."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.last: dict[str, float] = {}
+
+    def handler(self, _event_type: str, obj: dict) -> None:
+        namespace = (obj.get("metadata") or {}).get("namespace", "")
+        with self.cond:
+            self.last[namespace] = time.monotonic()
+            self.cond.notify_all()
+
+    def wait(self, namespaces: list[str], ready, quiet: float, timeout: float, since: float) -> list[str]:
+        """Block until ``ready()`` returns no reasons and the namespaces were quiet for ``quiet``
+        seconds; returns the reasons that remained when ``timeout`` ran out ([] = steady)."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                now = time.monotonic()
+                last = max([since] + [self.last.get(ns, since) for ns in namespaces])
+                quiet_for = now - last
+                reasons = ready()
+                if not reasons and quiet_for >= quiet:
+                    return []
+                if now >= deadline:
+                    return reasons or [f"still changing (last event {quiet_for:.2f}s ago)"]
+                pause = quiet - quiet_for if not reasons else deadline - now
+                self.cond.wait(max(0.001, min(pause, deadline - now)))
+
+
+def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[str]:
+    """What in ``objects`` (one case's namespaces) is still expected to change."""
+    reasons = []
+    pods_by_owner: dict[str, list[dict]] = {}
+    for obj in objects:
+        md = obj.get("metadata") or {}
+        if md.get("deletionTimestamp"):
+            reasons.append(f"{meta.describe(obj)} is being deleted")
+        if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
+            for ref in md.get("ownerReferences", []):
+                pods_by_owner.setdefault(ref.get("uid", ""), []).append(obj)
+            phase = (obj.get("status") or {}).get("phase")
+            if (obj.get("spec") or {}).get("schedulerName") in _DEFAULT_SCHEDULERS and phase in (None, "Pending"):
+                reasons.append(f"{meta.describe(obj)} is {phase or 'new'}")
+    for job in objects:
+        if job.get("kind") == "Job" and job.get("apiVersion") == "batch/v1":
+            reason = _job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []), status_too)
+            if reason:
+                reasons.append(f"{meta.describe(job)}: {reason}")
+    return reasons
+
+
+def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:
+    spec, status = job.get("spec") or {}, job.get("status") or {}
+    running = [p for p in pods if (p.get("status") or {}).get("phase") not in _TERMINAL
+               and not p["metadata"].get("deletionTimestamp")]
+    if status.get("active", 0) != len(running):
+        return f"status.active {status.get('active', 0)} but {len(running)} unfinished pod(s)"
+    finished = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                   for c in status.get("conditions", []))
+    if not finished and not spec.get("suspend"):
+        parallelism = spec.get("parallelism", 1)
+        completions = spec.get("completions")
+        wanted = parallelism if completions is None else min(parallelism, completions - status.get("succeeded", 0))
+        if len(running) < wanted:
+            return f"{len(running)} of {wanted} pod(s) created"
+    if status_too:
+        ready = sum(1 for p in running if any(c.get("type") == "Ready" and c.get("status") == "True"
+                                              for c in (p.get("status") or {}).get("conditions", [])))
+        if status.get("ready", 0) != ready:
+            return f"status.ready {status.get('ready', 0)} but {ready} ready pod(s)"
+    return None
