@@ -404,6 +404,9 @@ def test_restart_job_recreates_every_pod_with_the_new_retry_count_and_version():
                              "worker-1": ("Running", "1", "1")}
     after = {p["metadata"]["name"]: p["metadata"]["uid"] for p in cluster.list("", "Pod", "default")}
     assert not set(before.values()) & set(after.values())  # new pods, same names
+    # svc's objects were removed with the kill and are back once the job is Pending again.
+    assert cluster.find("", "Service", "default", "test-pytorch") is not None
+    assert cluster.find("networking.k8s.io", "NetworkPolicy", "default", "test-pytorch") is not None
     # Plugin env is derived afresh: still one entry per name.
     env = [e["name"] for e in get_pod(cluster, "worker-1")["spec"]["containers"][0]["env"]]
     assert [n for n in env if n in TORCH_ENV] == TORCH_ENV
@@ -421,6 +424,12 @@ def test_restart_job_fails_the_job_at_max_retry_keeping_the_failed_pod():
     phase, retries, _ = status(cluster)
     assert (phase, retries) == ("Failed", 3)
     assert pods(cluster) == {"worker-0": ("Failed", "2", "2")}
+    # v1.12 killPods calls every plugin's OnJobDelete: svc deletes its Service (and ConfigMap, NetworkPolicy)
+    # and drops plugin-svc from controlledResources. The Restarting sync's OnJobUpdate writes the ConfigMap
+    # again, and the later OnJobDelete skips a plugin that no longer controls anything: the ConfigMap stays.
+    assert cluster.find("", "Service", "default", "test-pytorch") is None
+    assert cluster.find("", "ConfigMap", "default", "test-pytorch-svc") is not None
+    assert "plugin-svc" not in get_job(cluster)["status"].get("controlledResources", {})
 
 
 def test_max_retry_1_fails_on_the_first_failure():

@@ -119,7 +119,7 @@ class JobController:
     @staticmethod
     def _pods(cluster, job: dict) -> list[dict]:
         uid = job["metadata"]["uid"]
-        return [p for p in cluster.list("", "Pod", job["metadata"].get("namespace"))
+        return [p for p in cluster.list("", "Pod", job["metadata"].get("namespace"), owner=job)
                 if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences", []))]
 
     # ------------------------------------------------------------------ events from differences
