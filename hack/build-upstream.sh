@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Builds the upstream operators that conformance.upstream runs against the local control plane,
+# each from its published Go module through a wrapper module in tools/upstream/:
+#
+#   tools/upstream/trainer-v2.3   github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+#   tools/upstream/trainer-v2.1   (same package, older release)
+#   tools/upstream/jobset-v0.12   sigs.k8s.io/jobset   (main.go at the module root)
+#   tools/upstream/jobset-v0.10
+#   tools/upstream/kustomize      sigs.k8s.io/kustomize/kustomize/v5 (renders their manifests)
+#
+# into ${TC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/training-conformance}/upstream/<name>-<version>/,
+# e.g. upstream/trainer-v2.3.0/trainer-controller-manager. Each directory also gets source.env:
+# the module, version, commit and module-cache directory (where the CRDs and webhook manifests
+# are read from at install time; nothing is copied into the repo).
+#
+# Every Trainer module must have a JobSet module at the JobSet version that Trainer release
+# requires (checked here), so the pair that conformance.upstream starts is the pair upstream tested.
+#
+# Idempotent: a binary whose stamp (.stamp: version, go.mod/go.sum hash, Go version, ldflags)
+# matches is skipped; FORCE=1 rebuilds. Pass module directory names to build only those:
+#
+#   hack/build-upstream.sh                           # all
+#   hack/build-upstream.sh trainer-v2.3 jobset-v0.12 kustomize
+#
+# Environment: TC_CACHE_DIR, FORCE=1, NICE (default 10), GOFLAGS/GOCACHE/GOMODCACHE as usual.
+# GOTOOLCHAIN=local: the go directives of tools/upstream/*/go.mod must be met by the local Go.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS="$ROOT/tools/upstream"
+NICE="${NICE:-10}"
+export CGO_ENABLED=0 GOTOOLCHAIN="${GOTOOLCHAIN:-local}" GOFLAGS="${GOFLAGS:-} -mod=readonly"
+
+die() { echo "[upstream] ERROR: $*" >&2; exit 1; }
+command -v go >/dev/null || die "go not found on PATH (Go >= 1.26 is needed)"
+
+CACHE="${TC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/training-conformance}/upstream"
+mkdir -p "$CACHE"
+GO_VERSION="$(go env GOVERSION)"
+
+ALL=()
+for d in "$TOOLS"/*/; do d="${d%/}"; [[ -f "$d/go.mod" ]] && ALL+=("${d##*/}"); done
+targets=("$@"); [[ ${#targets[@]} -gt 0 ]] || targets=("${ALL[@]}")
+for t in "${targets[@]}"; do [[ " ${ALL[*]} " == *" $t "* ]] || die "unknown module '$t' (one of: ${ALL[*]})"; done
+
+tool_package() { sed -n 's/^tool[[:space:]]\+\([^[:space:]]*\)$/\1/p' "$TOOLS/$1/go.mod"; }
+module_of() { # <dir> <package> -> "<module path> <version>"
+  (cd "$TOOLS/$1" && go list -f '{{.Module.Path}} {{.Module.Version}}' "$2")
+}
+dep_version() { # <dir> <module path> -> version selected in that module's build list
+  (cd "$TOOLS/$1" && go list -m -f '{{.Version}}' "$2")
+}
+binary_name() {
+  case "$1" in
+    trainer-*) echo trainer-controller-manager ;;
+    jobset-*)  echo jobset-controller-manager ;;
+    kustomize) echo kustomize ;;
+    *) die "no binary name known for tools/upstream/$1" ;;
+  esac
+}
+
+# Trainer <-> JobSet pairing: each Trainer release's required JobSet must have its own module.
+for t in "${ALL[@]}"; do
+  [[ "$t" == trainer-* ]] || continue
+  want="$(dep_version "$t" sigs.k8s.io/jobset)"
+  found=""
+  for j in "${ALL[@]}"; do
+    [[ "$j" == jobset-* ]] && [[ "$(dep_version "$j" sigs.k8s.io/jobset)" == "$want" ]] && found="$j"
+  done
+  [[ -n "$found" ]] || die "tools/upstream/$t requires sigs.k8s.io/jobset $want, but no tools/upstream/jobset-* module builds that version"
+done
+
+total_start=$SECONDS
+built=() skipped=()
+for dir in "${targets[@]}"; do
+  pkg="$(tool_package "$dir")"
+  [[ -n "$pkg" ]] || die "tools/upstream/$dir/go.mod has no single 'tool' line"
+  read -r module version < <(module_of "$dir" "$pkg") || die "go list $pkg failed in tools/upstream/$dir"
+  kind="${dir%%-v*}"
+  name="$(binary_name "$dir")"
+  out="$CACHE/$kind-$version"
+  mkdir -p "$out"
+
+  # The release's commit and time from the module proxy's .info (Origin is present when the
+  # proxy reports it), for version stamping and source.env; the download also verifies go.sum.
+  dl="$(cd "$TOOLS/$dir" && go mod download -json "$module@$version")" || die "go mod download $module@$version failed (module proxy reachable?)"
+  field() { sed -n "s/^[[:space:]]*\"$1\": \"\\(.*\\)\",\$/\\1/p" <<<"$dl" | head -1; }
+  info_file="$(field Info)" mod_dir="$(field Dir)"
+  [[ -d "$mod_dir" ]] || die "go mod download $module@$version gave no module directory"
+  commit="$(sed -n 's/.*"Hash": *"\([0-9a-f]*\)".*/\1/p' "$info_file")"
+  released="$(sed -n 's/.*"Time": *"\([^"]*\)".*/\1/p' "$info_file")"
+
+  ldflags="-s -w"
+  case "$kind" in
+    jobset)    ldflags+=" -X sigs.k8s.io/jobset/pkg/version.GitVersion=$version -X sigs.k8s.io/jobset/pkg/version.GitCommit=${commit:-unknown}" ;;
+    kustomize) ldflags+=" -X sigs.k8s.io/kustomize/api/provenance.version=kustomize/$version -X sigs.k8s.io/kustomize/api/provenance.buildDate=${released:-unknown}" ;;
+    trainer)   ;; # the Trainer manager has no version variables (its Dockerfile sets no ldflags)
+  esac
+
+  want="$name $version $GO_VERSION $(cat "$TOOLS/$dir/go.mod" "$TOOLS/$dir/go.sum" | sha256sum | cut -c1-16) $(sha256sum <<<"$ldflags" | cut -c1-16)"
+  if [[ -z "${FORCE:-}" && -x "$out/$name" && -f "$out/.stamp" && "$(cat "$out/.stamp")" == "$want" ]]; then
+    echo "[upstream] $kind $version up to date ($out/$name)"
+    skipped+=("$kind-$version")
+  else
+    echo "[upstream] $kind $version ($pkg) ..."
+    start=$SECONDS tmp="$out/.$name.tmp.$$"
+    if ! (cd "$TOOLS/$dir" && nice -n "$NICE" go build -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg"); then
+      rm -f "$tmp"
+      die "building $kind $version failed after $((SECONDS - start))s (see the go output above)"
+    fi
+    mv -f "$tmp" "$out/$name"
+    echo "$want" > "$out/.stamp"
+    echo "[upstream] $kind $version done in $((SECONDS - start))s ($(du -m "$out/$name" | cut -f1) MiB)"
+    echo "$(date -u +%FT%TZ) $kind $version seconds=$((SECONDS - start)) bytes=$(stat -c %s "$out/$name") go=$GO_VERSION" >> "$CACHE/build-times.log"
+    built+=("$kind-$version")
+  fi
+
+  # What conformance.upstream reads: which binary, and where the release's manifests are.
+  {
+    echo "NAME=$kind"
+    echo "MODULE=$module"
+    echo "VERSION=$version"
+    echo "COMMIT=$commit"
+    echo "BINARY=$out/$name"
+    echo "MODULE_DIR=$mod_dir"
+    [[ "$kind" == trainer ]] && echo "JOBSET_VERSION=$(dep_version "$dir" sigs.k8s.io/jobset)"
+    echo "GO_VERSION=$GO_VERSION"
+  } > "$out/source.env"
+done
+
+echo "[upstream] ${#built[@]} built (${built[*]:-none}), ${#skipped[@]} up to date; total $((SECONDS - total_start))s -> $CACHE"
