@@ -42,8 +42,8 @@ def patched(module, name: str, replacement) -> Iterator[None]:
 
 
 def _all() -> list[Variant]:
-    from . import trainer  # imported here: variant modules import this one
-    return [*trainer.VARIANTS]
+    from . import trainer, volcano  # imported here: variant modules import this one
+    return [*trainer.VARIANTS, *volcano.VARIANTS]
 
 
 VARIANTS: list[Variant] = _all()
