@@ -38,3 +38,19 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Local control plane for the live backend (conformance/cluster/). `control-plane` builds the
+# binaries into ~/.cache/training-conformance/bin/<k8s version>/ (about 10 min cold on 2 cores).
+.PHONY: control-plane cluster-up cluster-down test-live
+
+control-plane:
+	hack/build-control-plane.sh
+
+cluster-up: $(STAMP)
+	$(BIN)/conformance cluster up
+
+cluster-down: $(STAMP)
+	$(BIN)/conformance cluster down
+
+test-live: $(STAMP)
+	$(BIN)/pytest -q -m live tests/test_local_cluster.py

@@ -19,6 +19,7 @@ from reconciler.errors import Rejection
 from reconciler.profiles import DEFAULT_PROFILE, PROFILES
 
 from . import cases as case_loader
+from .cluster.cli import add_cluster_commands
 from .report.cli import add_report_command, pytest_args as report_pytest_args, run_options as report_run_options
 from .zoo.cli import add_zoo_command
 from .yamlio import dump
@@ -54,10 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     p_list.add_argument("--cases-dir", default="cases")
     p_list.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
 
+    add_cluster_commands(sub)
     add_zoo_command(sub)
     add_report_command(sub)
 
     args, extra = parser.parse_known_args(argv)
+    if getattr(args, "cluster_command", None):
+        return args.cluster_command(args, extra)
     if getattr(args, "zoo_command", None):
         return args.zoo_command(args, extra)
     if getattr(args, "report_command", None):

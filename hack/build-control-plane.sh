@@ -93,7 +93,10 @@ for name in "${targets[@]}"; do
     echo "[build] $name $(version_of "$name") up to date ($OUT/$name)"
     skipped+=("$name"); continue
   fi
-  echo "[build] $name $(version_of "$name") ..."
+  # Whether this build started from an empty Go build cache (a truly cold build) or could reuse
+  # packages compiled earlier (e.g. kube-scheduler after kube-apiserver shares most of them).
+  gocache=warm; [[ -n "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ]] || gocache=empty
+  echo "[build] $name $(version_of "$name") ... (Go build cache: $gocache)"
   start=$SECONDS
   if ! build_one "$name"; then
     rm -f "$OUT/.$name.tmp.$$"
@@ -103,7 +106,7 @@ for name in "${targets[@]}"; do
   echo "$want" > "$STAMPS/$name"
   size="$(du -m "$OUT/$name" | cut -f1)"
   echo "[build] $name $(version_of "$name") done in $((SECONDS - start))s (${size} MiB)"
-  echo "$(date -u +%FT%TZ) $name $(version_of "$name") seconds=$((SECONDS - start)) bytes=$(stat -c %s "$OUT/$name")" >> "$OUT/build-times.log"
+  echo "$(date -u +%FT%TZ) $name $(version_of "$name") seconds=$((SECONDS - start)) bytes=$(stat -c %s "$OUT/$name") gocache=$gocache" >> "$OUT/build-times.log"
   built+=("$name")
 done
 

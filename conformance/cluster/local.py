@@ -1,0 +1,564 @@
+"""A throw-away Kubernetes control plane on 127.0.0.1 with kwok standing in for kubelets.
+
+:class:`LocalControlPlane` runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+and kwok as child processes (binaries from ``make control-plane``), waits for each to report
+ready, registers a few fake GPU Nodes and writes an admin kubeconfig::
+
+    with LocalControlPlane() as cluster:
+        api = kubernetes.client.CoreV1Api(cluster.api_client())
+
+Choices, and why:
+
+* Every listener is on 127.0.0.1 at a port the kernel picked; kube-apiserver serves only its
+  secure port. All clients (our tests, kube-controller-manager, kube-scheduler, kwok) use one
+  admin client certificate in ``system:masters`` (see :mod:`.certs`).
+* ``--authorization-mode=Node,RBAC`` as in kubeadm clusters: the admin certificate bypasses
+  RBAC, but an operator that runs with its own ServiceAccount token meets real RBAC, which is
+  part of what a conformance run should check. AlwaysAllow would hide missing ClusterRole
+  rules.
+* Admission: the default plugin set, nothing disabled. ServiceAccount admission (which envtest
+  turns off) works because kube-controller-manager runs and creates each namespace's
+  ``default`` ServiceAccount; ``up()`` waits for ``default/default`` for that reason.
+* ``--endpoint-reconciler-type=none``: the apiserver would publish its 127.0.0.1 address in the
+  ``kubernetes`` Endpoints, which validation rejects (loopback), and nothing in the cluster
+  could use it anyway - no pod really runs.
+* kube-controller-manager and kube-scheduler run with ``--leader-elect=false``: a single
+  replica needs no lease, and with leader election a restart of the apiserver longer than the
+  renew deadline would make both exit.
+* etcd runs with ``--unsafe-no-fsync``: the data is thrown away, durability buys nothing.
+* kwok manages only Nodes annotated ``kwok.x-k8s.io/node: fake`` (all Nodes here) with the
+  stages in ``kwok-stages.yaml``; that file documents the pod-outcome convention
+  (``training-conformance.io/exit-code`` label). Node liveness goes through Leases
+  (``--node-lease-duration-seconds``), which kube-controller-manager's node lifecycle
+  controller reads, so fake Nodes never turn NotReady.
+
+Teardown is certain: each component is its own process group, stopped with SIGTERM then
+SIGKILL; ``down()`` runs on leaving the ``with`` block, on an exception in ``up()``, at
+interpreter exit, and on SIGTERM/SIGHUP; on Linux the children also get SIGKILL if the thread
+that started them dies (PR_SET_PDEATHSIG) - unless ``detach=True``, which the ``conformance
+cluster up`` command uses to leave the cluster running.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import datetime as dt
+import json
+import shutil
+import signal
+import socket
+import ssl
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from . import certs
+from .binaries import COMPONENTS, KUBERNETES_VERSION, bin_dir as default_bin_dir, find_binaries
+from .process import is_running, log_tail, spawn, stop_groups
+
+SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"  # certs.SERVING_IPS holds its first address
+POD_CIDR = "10.244.0.1/16"  # kwok's pod IPs; apart from the service range
+SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+KWOK_NODE_ANNOTATION_VALUE = "fake"
+KWOK_NODE_LEASE_SECONDS = 40
+STAGES_FILE = Path(__file__).with_name("kwok-stages.yaml")
+STATE_FILE = "state.json"
+CLUSTER_NAME = "training-conformance"
+
+
+class ClusterStartError(RuntimeError):
+    """A component exited or did not become ready; the message carries its log's last lines."""
+
+
+@dataclass(frozen=True)
+class FakeNode:
+    """A Node kwok keeps Ready, with what the scheduler may place on it."""
+
+    name: str
+    cpu: str = "32"
+    memory: str = "256Gi"
+    gpus: int = 8
+    pods: str = "110"
+
+    def manifest(self) -> dict:
+        resources = {"cpu": self.cpu, "memory": self.memory, "pods": self.pods}
+        if self.gpus:
+            resources["nvidia.com/gpu"] = str(self.gpus)
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": self.name,
+                "annotations": {KWOK_NODE_ANNOTATION: KWOK_NODE_ANNOTATION_VALUE},
+                "labels": {
+                    "kubernetes.io/hostname": self.name,
+                    "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64",
+                    "type": "kwok",
+                },
+            },
+            # Every Node is fake, so no kwok taint: workloads need no toleration to land.
+            "spec": {},
+            # The apiserver keeps a Node's status on create; kwok's node stage keeps it too.
+            "status": {"capacity": dict(resources), "allocatable": dict(resources)},
+        }
+
+
+def default_nodes(count: int = 3) -> tuple[FakeNode, ...]:
+    return tuple(FakeNode(f"kwok-node-{i}") for i in range(count))
+
+
+@dataclass
+class Component:
+    name: str
+    argv: list[str]
+    log: Path
+    health_url: str
+    pid: int | None = None
+    popen: object | None = field(default=None, repr=False)
+
+    @property
+    def executable(self) -> str:
+        return self.argv[0]
+
+    def running(self) -> bool:
+        if self.popen is not None:
+            return self.popen.poll() is None
+        return self.pid is not None and is_running(self.pid, self.executable)
+
+
+# Planes started in this process without detach=True, for the exit and signal hooks.
+_ATTACHED: "weakref.WeakSet[LocalControlPlane]" = weakref.WeakSet()
+_HOOKS_INSTALLED = False
+
+
+def _down_all() -> None:
+    for plane in list(_ATTACHED):
+        plane.down()
+
+
+def _on_signal(signum, _frame) -> None:
+    _down_all()
+    # Then do what the signal would have done without us.
+    signal.signal(signum, signal.SIG_DFL)
+    signal.raise_signal(signum)
+
+
+def _install_hooks() -> None:
+    global _HOOKS_INSTALLED
+    if _HOOKS_INSTALLED:
+        return
+    atexit.register(_down_all)
+    if threading.current_thread() is threading.main_thread():
+        # SIGINT already raises KeyboardInterrupt, which unwinds through down(); only take
+        # over signals whose default would kill us without any cleanup.
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) is signal.SIG_DFL:
+                signal.signal(signum, _on_signal)
+    _HOOKS_INSTALLED = True
+
+
+def free_ports(count: int) -> list[int]:
+    """Distinct free TCP ports on 127.0.0.1 (all held open until all are picked)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+class LocalControlPlane:
+    """etcd + kube-apiserver + kube-controller-manager + kube-scheduler + kwok on 127.0.0.1.
+
+    ``state_dir`` holds certificates, the kubeconfig, etcd's data, logs and ``state.json``; by
+    default a temporary directory, removed by ``down()`` (``keep_state=True`` keeps it).
+    ``start_timeout`` bounds each wait (a component, the fake Nodes, the default
+    ServiceAccount); slow 2-core runners need tens of seconds in the worst case.
+    """
+
+    def __init__(
+        self,
+        state_dir: Path | str | None = None,
+        *,
+        nodes: tuple[FakeNode, ...] | None = None,
+        bin_dir: Path | None = None,
+        version: str = KUBERNETES_VERSION,
+        start_timeout: float = 60.0,
+        detach: bool = False,
+        keep_state: bool = False,
+    ):
+        self.version = version
+        self.bin_dir = Path(bin_dir) if bin_dir else default_bin_dir(version)
+        self.nodes = default_nodes() if nodes is None else tuple(nodes)
+        self.start_timeout = start_timeout
+        self.detach = detach
+        self._owns_state_dir = state_dir is None
+        self.keep_state = keep_state
+        self.state_dir: Path | None = Path(state_dir) if state_dir is not None else None
+        self.components: dict[str, Component] = {}
+        self.server = ""
+        self.startup_seconds: float | None = None
+        #: Seconds since the start of ``up()`` at which each step finished.
+        self.timings: dict[str, float] = {}
+        self.teardown_seconds: float | None = None
+        self._lock = threading.RLock()
+        self._up = False
+
+    # ------------------------------------------------------------------ paths
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self._dir / "kubeconfig"
+
+    @property
+    def state_file(self) -> Path:
+        return self._dir / STATE_FILE
+
+    @property
+    def _dir(self) -> Path:
+        if self.state_dir is None:
+            raise RuntimeError("the control plane has no state directory yet (call up())")
+        return self.state_dir
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> "LocalControlPlane":
+        return self.up()
+
+    def __exit__(self, *exc) -> None:
+        self.down()
+
+    def up(self) -> "LocalControlPlane":
+        """Start everything and return once the cluster can run pods; on any failure (or
+        KeyboardInterrupt) stop what was started and re-raise."""
+        with self._lock:
+            if self._up:
+                return self
+            binaries = find_binaries(self.bin_dir)  # before anything is created
+            started = time.monotonic()
+            if not self.detach:
+                _install_hooks()
+                _ATTACHED.add(self)
+            self._up = True
+
+            def mark(step: str) -> None:
+                self.timings[step] = round(time.monotonic() - started, 3)
+
+            try:
+                self._prepare(binaries)
+                mark("certificates")
+                self._start_and_wait(["etcd"])
+                mark("etcd")
+                self._start_and_wait(["kube-apiserver"])
+                mark("kube-apiserver")
+                clients = ["kube-controller-manager", "kube-scheduler", "kwok"]
+                for name in clients:
+                    self._start(name)
+                with self.api_client() as api:
+                    self._register_nodes(api)
+                    self._wait_ready(clients)
+                    mark("controllers")
+                    self._wait_cluster(api)
+                    mark("nodes and default ServiceAccount")
+            except ClusterStartError as exc:
+                removed = self._owns_state_dir and not self.keep_state
+                self.down()
+                if removed:
+                    raise ClusterStartError(f"{exc}\n(the state directory is gone; "
+                                            "LocalControlPlane(keep_state=True) keeps the full logs)") from None
+                raise
+            except BaseException:
+                self.down()
+                raise
+            self.startup_seconds = time.monotonic() - started
+            self._write_state()
+            return self
+
+    def down(self) -> None:
+        """Stop every component (idempotent), then remove the state directory if we made it."""
+        with self._lock:
+            if not self._up:
+                return
+            started = time.monotonic()
+            # A recorded PID that no longer runs our binary (see attach()) is left alone.
+            running = [c for c in self.components.values() if c.pid is not None and c.running()]
+            # Clients first, all at once; etcd last so the apiserver can shut down cleanly.
+            stop_groups([(c.pid, c.popen) for c in running if c.name != "etcd"])
+            stop_groups([(c.pid, c.popen) for c in running if c.name == "etcd"])
+            for c in self.components.values():
+                c.pid, c.popen = None, None
+            _ATTACHED.discard(self)
+            self._up = False
+            if self.state_dir is not None and self._owns_state_dir and not self.keep_state:
+                shutil.rmtree(self.state_dir, ignore_errors=True)
+                self.state_dir = None  # a later up() makes a new one
+            elif self.state_dir is not None:
+                self.state_file.unlink(missing_ok=True)
+            self.teardown_seconds = time.monotonic() - started
+
+    def stop(self, name: str) -> None:
+        """Stop one component (e.g. to test that operators survive an apiserver outage)."""
+        with self._lock:
+            component = self.components[name]
+            if component.pid is not None:
+                stop_groups([(component.pid, component.popen)])
+                component.pid, component.popen = None, None
+
+    def start(self, name: str) -> None:
+        """Start a stopped component again, same flags and ports, and wait until it is ready."""
+        with self._lock:
+            if self.components[name].pid is None:
+                self._start_and_wait([name])
+                self._write_state()
+
+    def restart(self, name: str) -> None:
+        self.stop(name)
+        self.start(name)
+
+    def api_client(self):
+        """A new ``kubernetes.client.ApiClient`` for the admin user (close it, or use ``with``)."""
+        from kubernetes import config
+
+        return config.new_client_from_config(config_file=str(self.kubeconfig), persist_config=False)
+
+    # ------------------------------------------------------------------ state file
+
+    def _write_state(self) -> None:
+        state = {
+            "version": self.version,
+            "server": self.server,
+            "kubeconfig": str(self.kubeconfig),
+            "state_dir": str(self.state_dir),
+            "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "startup_seconds": None if self.startup_seconds is None else round(self.startup_seconds, 2),
+            "nodes": [n.name for n in self.nodes],
+            "components": {
+                c.name: {"pid": c.pid, "argv": c.argv, "log": str(c.log), "health_url": c.health_url}
+                for c in self.components.values()
+            },
+        }
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=2) + "\n")
+        tmp.replace(self.state_file)
+
+    @classmethod
+    def attach(cls, state_dir: Path | str) -> "LocalControlPlane":
+        """The plane recorded in ``state_dir/state.json`` (started by another process), so that
+        it can be inspected with :meth:`status` or stopped with :meth:`down`."""
+        state_dir = Path(state_dir)
+        state = json.loads((state_dir / STATE_FILE).read_text())
+        plane = cls(state_dir, version=state["version"], detach=True, keep_state=True)
+        plane.server = state["server"]
+        plane.startup_seconds = state.get("startup_seconds")
+        plane.nodes = tuple(FakeNode(name) for name in state.get("nodes", []))
+        plane.components = {
+            name: Component(name, c["argv"], Path(c["log"]), c["health_url"], pid=c["pid"])
+            for name, c in state["components"].items()
+        }
+        plane._up = True
+        return plane
+
+    def status(self) -> dict[str, dict]:
+        """Per component: pid, whether that PID still runs the binary, whether it is healthy."""
+        ctx = self._ssl_context() if self.state_dir and (self._dir / "pki").exists() else None
+        report = {}
+        for c in self.components.values():
+            running = c.running()
+            report[c.name] = {
+                "pid": c.pid,
+                "running": running,
+                "healthy": running and _probe(c.health_url, ctx),
+                "health_url": c.health_url,
+                "log": str(c.log),
+            }
+        return report
+
+    # ------------------------------------------------------------------ start-up steps
+
+    def _prepare(self, binaries: dict[str, Path]) -> None:
+        if self.state_dir is None:
+            self.state_dir = Path(tempfile.mkdtemp(prefix="tc-cluster-"))
+        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        pki = certs.generate().write(self.state_dir / "pki")
+        etcd_port, peer_port, api_port, kcm_port, sched_port, kwok_port = free_ports(6)
+        self.server = f"https://127.0.0.1:{api_port}"
+        self._write_kubeconfig(pki)
+        logs = self.state_dir / "logs"
+        kubeconfig = str(self.kubeconfig)
+        serving = [f"--tls-cert-file={pki.serving_cert}", f"--tls-private-key-file={pki.serving_key}"]
+        # kube-controller-manager and kube-scheduler check callers against the apiserver.
+        delegated = [f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
+                     f"--authorization-kubeconfig={kubeconfig}", "--bind-address=127.0.0.1",
+                     "--leader-elect=false", "--profiling=false", *serving]
+        argv = {
+            "etcd": [
+                "--name=local", f"--data-dir={self.state_dir / 'etcd'}",
+                f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
+                f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-cluster=local=http://127.0.0.1:{peer_port}",
+                "--unsafe-no-fsync", "--log-level=warn",
+            ],
+            "kube-apiserver": [
+                f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={api_port}",
+                *serving, f"--client-ca-file={pki.ca_cert}",
+                f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
+                f"--service-account-key-file={pki.sa_pub}", f"--service-account-signing-key-file={pki.sa_key}",
+                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+                "--authorization-mode=Node,RBAC", "--allow-privileged=true",
+                "--endpoint-reconciler-type=none", "--profiling=false",
+                # Request-header (front-proxy) authentication, as kubeadm configures it.
+                f"--requestheader-client-ca-file={pki.ca_cert}",
+                f"--requestheader-allowed-names={certs.FRONT_PROXY_USER}",
+                "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={pki.front_proxy_cert}", f"--proxy-client-key-file={pki.front_proxy_key}",
+            ],
+            "kube-controller-manager": [
+                *delegated, f"--secure-port={kcm_port}",
+                f"--service-account-private-key-file={pki.sa_key}", f"--root-ca-file={pki.ca_cert}",
+            ],
+            "kube-scheduler": [*delegated, f"--secure-port={sched_port}"],
+            "kwok": [
+                f"--kubeconfig={kubeconfig}", f"--config={STAGES_FILE}",
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}={KWOK_NODE_ANNOTATION_VALUE}",
+                f"--node-lease-duration-seconds={KWOK_NODE_LEASE_SECONDS}",
+                f"--cidr={POD_CIDR}", "--node-ip=127.0.0.1", f"--server-address=127.0.0.1:{kwok_port}",
+            ],
+        }
+        health = {
+            "etcd": f"http://127.0.0.1:{etcd_port}/readyz",
+            "kube-apiserver": f"https://127.0.0.1:{api_port}/readyz",
+            "kube-controller-manager": f"https://127.0.0.1:{kcm_port}/healthz",
+            "kube-scheduler": f"https://127.0.0.1:{sched_port}/readyz",
+            "kwok": f"http://127.0.0.1:{kwok_port}/readyz",
+        }
+        self.components = {
+            name: Component(name, [str(binaries[name]), *argv[name]], logs / f"{name}.log", health[name])
+            for name in COMPONENTS
+        }
+
+    def _write_kubeconfig(self, pki: certs.CertPaths) -> None:
+        def b64(path: Path) -> str:
+            return base64.b64encode(path.read_bytes()).decode()
+
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": CLUSTER_NAME, "cluster": {
+                "server": self.server, "certificate-authority-data": b64(pki.ca_cert)}}],
+            "users": [{"name": certs.ADMIN_USER, "user": {
+                "client-certificate-data": b64(pki.admin_cert), "client-key-data": b64(pki.admin_key)}}],
+            "contexts": [{"name": CLUSTER_NAME, "context": {
+                "cluster": CLUSTER_NAME, "user": certs.ADMIN_USER, "namespace": "default"}}],
+            "current-context": CLUSTER_NAME,
+        }
+        self.kubeconfig.write_text(yaml.safe_dump(config, sort_keys=False))
+        self.kubeconfig.chmod(0o600)
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        pki = self._dir / "pki"
+        ctx = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+        ctx.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+        return ctx
+
+    def _start(self, name: str) -> None:
+        component = self.components[name]
+        popen = spawn(component.argv, component.log, die_with_parent=not self.detach)
+        component.popen, component.pid = popen, popen.pid
+
+    def _start_and_wait(self, names: list[str]) -> None:
+        for name in names:
+            self._start(name)
+        self._wait_ready(names)
+
+    def _wait_ready(self, names: list[str]) -> None:
+        ctx = self._ssl_context()
+        pending = list(names)
+        deadline = time.monotonic() + self.start_timeout
+        while pending:
+            for name in list(pending):
+                component = self.components[name]
+                if not component.running():
+                    code = component.popen.poll() if component.popen is not None else "?"
+                    raise ClusterStartError(
+                        f"{name} exited (code {code}) while starting; {component.log}:\n{log_tail(component.log)}")
+                if _probe(component.health_url, ctx):
+                    pending.remove(name)
+            if pending and time.monotonic() > deadline:
+                name = pending[0]
+                log = self.components[name].log
+                raise ClusterStartError(
+                    f"{name} not ready after {self.start_timeout:.0f}s ({self.components[name].health_url}); "
+                    f"{log}:\n{log_tail(log)}")
+            if pending:
+                time.sleep(0.05)
+
+    def _register_nodes(self, api) -> None:
+        from kubernetes import client
+
+        core = client.CoreV1Api(api)
+        for node in self.nodes:
+            core.create_node(node.manifest())
+
+    def _wait_cluster(self, api) -> None:
+        """The fake Nodes are Ready (kwok works) and ``default/default`` exists
+        (kube-controller-manager works, and Pods can pass ServiceAccount admission)."""
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        core = client.CoreV1Api(api)
+        wanted = {n.name for n in self.nodes}
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            ready = {
+                n.metadata.name for n in core.list_node().items
+                if any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
+            }
+            try:
+                core.read_namespaced_service_account("default", "default")
+                have_sa = True
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+                have_sa = False
+            if wanted <= ready and have_sa:
+                return
+            if time.monotonic() > deadline:
+                if not have_sa:
+                    who, what = "kube-controller-manager", "the default ServiceAccount in namespace default"
+                else:
+                    who, what = "kwok", f"Ready on nodes {sorted(wanted - ready)}"
+                log = self.components[who].log
+                raise ClusterStartError(
+                    f"no {what} after {self.start_timeout:.0f}s ({who} log {log}):\n{log_tail(log)}")
+            time.sleep(0.1)
+
+
+def _probe(url: str, ctx: ssl.SSLContext | None) -> bool:
+    """``url`` answers 200 (a proxy from the environment is never used for 127.0.0.1)."""
+    handlers = [urllib.request.ProxyHandler({})]
+    if url.startswith("https://"):
+        handlers.append(urllib.request.HTTPSHandler(context=ctx))
+    try:
+        with urllib.request.build_opener(*handlers).open(url, timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False

@@ -1,0 +1,112 @@
+"""Child processes of the local control plane: start each in its own process group, stop it
+(the whole group) for sure, and recognise it again by PID from another process.
+
+Every component runs in a new session, so one ``killpg`` reaches anything it may have forked,
+and a terminal's Ctrl-C reaches only the Python process, which then stops the components in
+order instead of having them all die at once mid-write.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # Linux only: the kernel sends SIGKILL when the thread that started us exits, so even a
+    # SIGKILLed test run leaves no control plane behind.
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def spawn(argv: list[str], log_path: Path, *, die_with_parent: bool) -> subprocess.Popen:
+    """Start ``argv`` in a new session, stdout and stderr appended to ``log_path``."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if die_with_parent else None,
+            close_fds=True,
+        )
+
+
+def is_running(pid: int, executable: str | None = None) -> bool:
+    """``pid`` is alive (not a zombie) and, if given, runs ``executable`` - so a PID the kernel
+    has since handed to an unrelated process is not mistaken for ours."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    if stat.rpartition(")")[2].split()[0] in ("Z", "X"):
+        return False
+    if executable is None:
+        return True
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0].decode()
+    except OSError:
+        return False
+    return argv0 == executable
+
+
+def group_members(pgid: int) -> list[int]:
+    """PIDs of the live processes in process group ``pgid``."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def stop_groups(groups: list[tuple[int, subprocess.Popen | None]], *, timeout: float = 10.0) -> None:
+    """SIGTERM each process group ``(pgid, our Popen or None)`` at once, SIGKILL what is left
+    after ``timeout``, and reap the leaders that are our children."""
+    pending = list(groups)
+    for sig, grace in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+        for pgid, _ in pending:
+            try:
+                os.killpg(pgid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + grace
+        while pending:
+            for _, popen in pending:
+                if popen is not None:
+                    popen.poll()  # reap the leader, or it lingers as a zombie
+            pending = [(pgid, popen) for pgid, popen in pending if group_members(pgid)]
+            if not pending or time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+        if not pending:
+            break
+    for _, popen in groups:
+        if popen is not None:
+            try:
+                popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL not delivered
+                pass
+
+
+def log_tail(path: Path, lines: int = 25) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
