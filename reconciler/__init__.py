@@ -62,8 +62,9 @@ class RenderResult:
         return sorted(self.cluster.all_objects(), key=lambda o: o["metadata"]["uid"])
 
 
-def render(manifests: list[dict], profile: str | Profile | None = None, cluster: Cluster | None = None) -> RenderResult:
-    """Admit ``manifests`` and reconcile to a steady state, in memory."""
+def render(manifests: list[dict], profile: str | Profile | None = None, cluster: Cluster | None = None,
+           observe=None) -> RenderResult:
+    """Admit ``manifests`` and reconcile to a steady state, in memory (``observe``: see Cluster.settle)."""
     cluster = cluster or new_cluster(profile)
     result = RenderResult(cluster)
     for obj in sorted(manifests, key=apply_order):
@@ -71,5 +72,5 @@ def render(manifests: list[dict], profile: str | Profile | None = None, cluster:
             cluster.create(obj)
         except (Rejection, UnknownKind, AlreadyExists) as exc:
             result.rejections.append(Rejected(obj, exc))
-    cluster.settle()
+    cluster.settle(observe=observe)
     return result

@@ -1,8 +1,27 @@
-"""The Kubernetes Job controller, as far as training workloads need it: Job → Pods, Job status.
+"""The Kubernetes Job controller, as far as training workloads need it: Job → Pods, Job status,
+and the decision that turns pod failures into a Job failure.
 
 Indexed Jobs (JobSet's default) get one pod per completion index: generateName
 ``<job>-<index>-``, the ``batch.kubernetes.io/job-completion-index`` annotation and label,
 hostname ``<job>-<index>`` and the ``JOB_COMPLETION_INDEX`` env var in every container.
+
+Failure handling (shared/reference/volcano-jobset-restart.md §2.3, kubernetes
+``pkg/controller/job``), in the order upstream applies it:
+
+* a finished pod still holding the ``batch.kubernetes.io/job-tracking`` finalizer is counted once
+  (``succeeded``, or ``failed`` unless the pod failure policy says ``Ignore``), then released;
+* an existing ``FailureTarget`` becomes ``Failed`` (same reason and message) once no pod is
+  terminating; otherwise a failed pod matching a ``FailJob`` rule gives ``FailureTarget``, reason
+  ``PodFailurePolicy``; otherwise ``failed > backoffLimit`` - or, with ``restartPolicy: OnFailure``,
+  the in-place container restarts of running pods reaching ``backoffLimit`` (``> 0`` when it is 0)
+  - gives reason ``BackoffLimitExceeded``, "Job has reached the specified backoff limit";
+* a failing Job deletes its active pods; a Job whose completions are all reached gets
+  ``SuccessCriteriaMet`` then ``Complete`` (reason ``CompletionsReached``);
+* otherwise missing indexes get a pod; a terminating pod keeps its index only with
+  ``podReplacementPolicy: Failed`` (the default when a pod failure policy is set).
+
+Not modelled: the exponential back-off delay before a replacement pod, ``activeDeadlineSeconds``,
+``backoffLimitPerIndex`` (so ``FailIndex`` rules are skipped, as upstream does without it).
 """
 
 from __future__ import annotations
@@ -13,41 +32,90 @@ from . import meta
 
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
+POD_FAILURE_POLICY = "PodFailurePolicy"
+_TERMINAL = ("Succeeded", "Failed")
 
 
 class JobController:
-    watches = (("batch", "Job"),)
+    # Pods too: a pod whose Job is gone (deleted in Background) still holds the tracking finalizer,
+    # and upstream's orphan-pod handling removes it.
+    watches = (("batch", "Job"), ("", "Pod"))
 
-    def reconcile(self, cluster, job: dict) -> None:
-        pods = cluster.list("", "Pod", job["metadata"].get("namespace"), owner=job)
-        self._update_status(cluster, job, pods)
-        if job["spec"].get("suspend") or meta.condition(job, "Complete") or meta.condition(job, "Failed"):
-            return
-        self._create_pods(cluster, job, pods)
+    def reconcile(self, cluster, obj: dict) -> None:
+        if obj["kind"] == "Pod":
+            self._release_orphan(cluster, obj)
+        else:
+            self._sync(cluster, obj)
 
     @staticmethod
-    def _indexes(job: dict) -> list[int | None]:
-        spec = job["spec"]
-        if spec.get("completionMode") == "Indexed":
-            return list(range(min(spec.get("parallelism", 1), spec.get("completions", 1))))
-        return [None] * spec.get("parallelism", 1)
+    def _release_orphan(cluster, pod: dict) -> None:
+        if TRACKING_FINALIZER not in pod["metadata"].get("finalizers", []):
+            return
+        owner = next((r for r in pod["metadata"].get("ownerReferences", []) if r.get("controller")), None)
+        if owner is None or cluster.find_uid(owner.get("uid")) is None:
+            _release(cluster, pod)
 
-    def _create_pods(self, cluster, job: dict, pods: list[dict]) -> None:
-        live = [p for p in pods if p.get("status", {}).get("phase") not in ("Failed",)]
-        taken = {meta.annotations(p).get(COMPLETION_INDEX) for p in live}
-        unindexed_missing = len(self._indexes(job)) - len(live)
-        for index in self._indexes(job):
-            if index is not None and str(index) in taken:
-                continue
-            if index is None:
-                if unindexed_missing <= 0:
-                    continue
-                unindexed_missing -= 1
-            cluster.create(self._pod(job, index))
+    def _sync(self, cluster, job: dict) -> None:
+        pods = cluster.list("", "Pod", job["metadata"].get("namespace"), owner=job)
+        if job["metadata"].get("deletionTimestamp"):
+            # A Job being deleted lets go of every pod: the garbage collector may remove them.
+            for pod in pods:
+                _release(cluster, pod)
+            return
+        status = copy.deepcopy(job.get("status") or {})
+        released = _count_finished(job, pods, status)
+        if _finished(job):
+            _write_status(cluster, job, status)
+            _release_all(cluster, released)
+            return
+        active = [p for p in pods if _is_active(p)]
+        terminating = [p for p in pods if _is_terminating(p)]
+        outcome = _failure(job, pods, status) or _success(job, status, active)
+        if outcome is not None:
+            interim, final, reason, message = outcome
+            for pod in active:
+                cluster.delete(pod)
+            terminating += active
+            conditions = status.setdefault("conditions", [])
+            if not meta.find_by(conditions, "type", interim):
+                conditions.append(_condition(cluster, interim, reason, message))
+            if not terminating:
+                conditions.append(_condition(cluster, final, reason, message))
+            active = []
+        elif not job["spec"].get("suspend"):
+            active += self._create_pods(cluster, job, pods, status, active, terminating)
+        status["ready"] = sum(1 for p in active if _pod_ready(p))
+        status["terminating"] = len(terminating)
+        _set_count(status, "active", len(active))
+        _write_status(cluster, job, status)
+        _release_all(cluster, released)
+
+    # ------------------------------------------------------------------ pods
+    def _create_pods(self, cluster, job: dict, pods: list[dict], status: dict, active: list[dict],
+                     terminating: list[dict]) -> list[dict]:
+        spec = job["spec"]
+        parallelism = spec.get("parallelism", 1)
+        completions = spec.get("completions")
+        succeeded = status.get("succeeded", 0)
+        want = parallelism if completions is None else max(0, min(parallelism, completions - succeeded))
+        # With podReplacementPolicy Failed a terminating pod still counts, so no replacement yet.
+        holding = active + (terminating if spec.get("podReplacementPolicy") == "Failed" else [])
+        missing = want - len(holding)
+        if missing <= 0:
+            return []
+        if spec.get("completionMode") == "Indexed":
+            done = _parse_indexes(status.get("completedIndexes", ""))
+            taken = {_index(p) for p in holding}
+            indexes = [i for i in range(completions) if i not in done and i not in taken][:missing]
+        else:
+            indexes = [None] * missing
+        return [cluster.create(self._pod(job, index)) for index in indexes]
 
     @staticmethod
     def _pod(job: dict, index: int | None) -> dict:
-        template = copy.deepcopy(job["spec"].get("template") or {})
+        template = meta.clone(job["spec"].get("template") or {})
         md = template.get("metadata") or {}
         spec = template.get("spec") or {}
         name = job["metadata"]["name"]
@@ -67,21 +135,221 @@ class JobController:
                         "fieldPath": f"metadata.annotations['{COMPLETION_INDEX}']"}}})
         return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
 
-    @staticmethod
-    def _update_status(cluster, job: dict, pods: list[dict]) -> None:
-        phases = [p.get("status", {}).get("phase", "Pending") for p in pods]
-        status = copy.deepcopy(job.get("status") or {})
-        status["active"] = sum(1 for ph in phases if ph in ("Pending", "Running"))
-        status["ready"] = sum(1 for p in pods if _pod_ready(p))
-        status["succeeded"] = phases.count("Succeeded")
-        status["failed"] = phases.count("Failed")
-        completions = job["spec"].get("completions")
-        if completions is not None and status["succeeded"] >= completions and not meta.condition(job, "Complete"):
-            status.setdefault("conditions", []).append({
-                "type": "Complete", "status": "True", "lastTransitionTime": cluster.now()})
-        if status != (job.get("status") or {}):
-            job["status"] = status
-            cluster.update(job)
+
+# ---------------------------------------------------------------------- counting
+
+def _count_finished(job: dict, pods: list[dict], status: dict) -> list[dict]:
+    """Count pods that finished since the last sync; return them (their finalizer goes next)."""
+    policy = job["spec"].get("podFailurePolicy")
+    indexed = job["spec"].get("completionMode") == "Indexed"
+    done = _parse_indexes(status.get("completedIndexes", "")) if indexed else set()
+    counted = []
+    for pod in pods:
+        if TRACKING_FINALIZER not in pod["metadata"].get("finalizers", []):
+            continue
+        if _phase(pod) == "Succeeded":
+            if indexed:
+                index = _index(pod)
+                if index is not None and index < job["spec"].get("completions", 0):
+                    done.add(index)
+            else:
+                status["succeeded"] = status.get("succeeded", 0) + 1
+        elif _is_failed(job, pod):
+            if match_pod_failure_policy(policy, pod)[1]:
+                status["failed"] = status.get("failed", 0) + 1
+        else:
+            continue
+        counted.append(pod)
+    if indexed:
+        _set_count(status, "succeeded", len(done))
+        if done:
+            status["completedIndexes"] = _format_indexes(done)
+    return counted
+
+
+def _failure(job: dict, pods: list[dict], status: dict) -> tuple[str, str, str, str] | None:
+    target = meta.condition({"status": status}, "FailureTarget")
+    if target and target.get("status") == "True":
+        return "FailureTarget", "Failed", target.get("reason", ""), target.get("message", "")
+    for pod in pods:
+        if _is_failed(job, pod):
+            message = match_pod_failure_policy(job["spec"].get("podFailurePolicy"), pod)[0]
+            if message is not None:
+                return "FailureTarget", "Failed", POD_FAILURE_POLICY, message
+    if meta.condition({"status": status}, "SuccessCriteriaMet"):
+        return None
+    limit = job["spec"].get("backoffLimit", 6)
+    if status.get("failed", 0) > limit or _past_backoff_limit_on_failure(job, pods, limit):
+        return ("FailureTarget", "Failed", *BACKOFF_LIMIT_EXCEEDED)
+    return None
+
+
+def _success(job: dict, status: dict, active: list[dict]) -> tuple[str, str, str, str] | None:
+    completions = job["spec"].get("completions")
+    succeeded = status.get("succeeded", 0)
+    complete = succeeded > 0 and not active if completions is None else succeeded >= completions and not active
+    return ("SuccessCriteriaMet", "Complete", *COMPLETIONS_REACHED) if complete else None
+
+
+def _past_backoff_limit_on_failure(job: dict, pods: list[dict], limit: int) -> bool:
+    """In-place restarts (``restartPolicy: OnFailure``) of running pods count against the limit."""
+    if ((job["spec"].get("template") or {}).get("spec") or {}).get("restartPolicy") != "OnFailure":
+        return False
+    restarts = sum(c.get("restartCount", 0)
+                   for p in pods if _phase(p) in ("Running", "Pending")
+                   for c in (p.get("status") or {}).get("initContainerStatuses", [])
+                   + (p.get("status") or {}).get("containerStatuses", []))
+    return restarts > 0 if limit == 0 else restarts >= limit
+
+
+def match_pod_failure_policy(policy: dict | None, pod: dict) -> tuple[str | None, bool, str | None]:
+    """(FailJob message or None, counts toward backoffLimit, action or None) for a failed pod.
+
+    Rules are tried in order and the first match wins; a rule with an unknown action (or
+    ``FailIndex``, which needs ``backoffLimitPerIndex``) is skipped. Exit codes of containers
+    that exited 0 never match. Messages are upstream's, verbatim.
+    """
+    if not policy:
+        return None, True, None
+    md = pod["metadata"]
+    for index, rule in enumerate(policy.get("rules") or []):
+        action = rule.get("action")
+        if action not in ("Ignore", "Count", "FailJob"):
+            continue
+        if rule.get("onExitCodes") is not None:
+            container = _matching_container(pod, rule["onExitCodes"])
+            if container is None:
+                continue
+            message = (f"Container {container['name']} for pod {md.get('namespace')}/{md.get('name')} failed with "
+                       f"exit code {container['state']['terminated']['exitCode']} matching {action} rule at index {index}")
+        elif rule.get("onPodConditions") is not None:
+            condition = _matching_condition(pod, rule["onPodConditions"])
+            if condition is None:
+                continue
+            message = (f"Pod {md.get('namespace')}/{md.get('name')} has condition {condition['type']} "
+                       f"matching {action} rule at index {index}")
+        else:
+            continue
+        if action == "Ignore":
+            return None, False, action
+        if action == "Count":
+            return None, True, action
+        return message, True, action
+    return None, True, None
+
+
+def _matching_container(pod: dict, requirement: dict) -> dict | None:
+    status = pod.get("status") or {}
+    for container in status.get("containerStatuses", []) + status.get("initContainerStatuses", []):
+        terminated = (container.get("state") or {}).get("terminated")
+        if terminated is None or terminated.get("exitCode", 0) == 0:
+            continue
+        if requirement.get("containerName") not in (None, container.get("name")):
+            continue
+        values = requirement.get("values") or []
+        operator = requirement.get("operator")
+        if (operator == "In" and terminated["exitCode"] in values) or \
+                (operator == "NotIn" and terminated["exitCode"] not in values):
+            return container
+    return None
+
+
+def _matching_condition(pod: dict, patterns: list[dict]) -> dict | None:
+    for condition in (pod.get("status") or {}).get("conditions", []):
+        for pattern in patterns:
+            if condition.get("type") == pattern.get("type") and condition.get("status") == pattern.get("status", "True"):
+                return condition
+    return None
+
+
+# ---------------------------------------------------------------------- helpers
+
+def _phase(pod: dict) -> str:
+    return (pod.get("status") or {}).get("phase", "Pending")
+
+
+def _is_active(pod: dict) -> bool:
+    return _phase(pod) not in _TERMINAL and not pod["metadata"].get("deletionTimestamp")
+
+
+def _is_terminating(pod: dict) -> bool:
+    return _phase(pod) not in _TERMINAL and bool(pod["metadata"].get("deletionTimestamp"))
+
+
+def _is_failed(job: dict, pod: dict) -> bool:
+    """Failed phase; with ``TerminatingOrFailed`` a pod being deleted counts as failed already."""
+    if _phase(pod) == "Failed":
+        return True
+    if job["spec"].get("podReplacementPolicy") == "Failed":
+        return False
+    return bool(pod["metadata"].get("deletionTimestamp")) and _phase(pod) != "Succeeded"
+
+
+def _finished(job: dict) -> bool:
+    return any((meta.condition(job, t) or {}).get("status") == "True" for t in ("Complete", "Failed"))
+
+
+def _index(pod: dict) -> int | None:
+    value = (pod["metadata"].get("annotations") or {}).get(COMPLETION_INDEX)
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def _parse_indexes(text: str) -> set[int]:
+    indexes: set[int] = set()
+    for part in filter(None, text.split(",")):
+        first, _, last = part.partition("-")
+        indexes.update(range(int(first), int(last or first) + 1))
+    return indexes
+
+
+def _format_indexes(indexes: set[int]) -> str:
+    """``completedIndexes``: ascending intervals, e.g. ``1,3-5``."""
+    parts, ordered = [], sorted(indexes)
+    start = prev = ordered[0]
+    for i in ordered[1:] + [None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    return ",".join(parts)
+
+
+def _set_count(status: dict, key: str, value: int) -> None:
+    # active/succeeded/failed are omitempty int32 fields upstream.
+    if value:
+        status[key] = value
+    else:
+        status.pop(key, None)
+
+
+def _condition(cluster, type_: str, reason: str, message: str) -> dict:
+    now = cluster.now()
+    return {"type": type_, "status": "True", "reason": reason, "message": message,
+            "lastProbeTime": now, "lastTransitionTime": now}
+
+
+def _write_status(cluster, job: dict, status: dict) -> None:
+    if status != (job.get("status") or {}):
+        job["status"] = status
+        cluster.update(job)
+
+
+def _release(cluster, pod: dict) -> None:
+    finalizers = pod["metadata"].get("finalizers") or []
+    if TRACKING_FINALIZER in finalizers and cluster.find(*meta.key(pod)) is not None:
+        rest = [f for f in finalizers if f != TRACKING_FINALIZER]
+        if rest:
+            pod["metadata"]["finalizers"] = rest
+        else:
+            pod["metadata"].pop("finalizers")
+        cluster.update(pod)
+
+
+def _release_all(cluster, pods: list[dict]) -> None:
+    for pod in pods:
+        _release(cluster, pod)
 
 
 def _pod_ready(pod: dict) -> bool:

@@ -4,6 +4,18 @@ This is the render backend's whole world: objects are plain dicts, writes go thr
 admission chain a real apiserver runs (CRD pruning/defaulting, mutating hooks, schema + CEL
 validation, validating webhooks), and controllers are called until a full round writes nothing.
 Everything is deterministic: UIDs come from a counter and time from a logical clock.
+
+Deletion follows the apiserver and the garbage collector: an object with finalizers (or a Pod,
+until its kubelet reports a terminal phase) only gets a ``deletionTimestamp``; it disappears once
+nothing holds it. ``Foreground`` propagation keeps the owner until its blocking dependents are
+gone (how JobSet deletes the Jobs of a previous restart); ``Background`` removes the owner first
+and then its dependents.
+
+Speed: objects are indexed by (group, kind) and by owner UID, and :meth:`Cluster.settle` only
+reconciles what changed - an object whose own write or whose dependents' writes happened since its
+last reconcile, as controller-runtime's ``For`` + ``Owns`` watches would enqueue it. Each settle
+starts with one pass over everything, so controllers that read objects they do not own (a
+TrainJob's runtime) see whatever a previous step applied.
 """
 
 from __future__ import annotations
@@ -18,6 +30,11 @@ from .errors import FieldError, Rejection
 from .profiles import Profile
 
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+#: The finalizer the garbage collector puts on an owner deleted with ``Foreground`` propagation.
+FOREGROUND_FINALIZER = "foregroundDeletion"
+_TERMINAL_POD_PHASES = ("Succeeded", "Failed")
+
+Key = tuple[str, str, str, str]
 
 
 class UnknownKind(Exception):
@@ -57,7 +74,7 @@ class Cluster:
     controllers: list[Controller] = field(default_factory=list)
     webhooks: list[Webhook] = field(default_factory=list)
     mutators: dict[tuple[str, str], list[Mutator]] = field(default_factory=dict)
-    objects: dict[tuple[str, str, str, str], dict] = field(default_factory=dict)
+    objects: dict[Key, dict] = field(default_factory=dict)
     #: Warnings the apiserver would return (pruned fields), per object.
     warnings: list[str] = field(default_factory=list)
     #: Every write (create/update/delete), in order: the basis of "API writes per pod" figures.
@@ -67,10 +84,24 @@ class Cluster:
     _uid_counter: int = 0
     _rv_counter: int = 0
     clock: int = 0
+    # Indexes, kept in step with ``objects`` by every write (insertion order = creation order).
+    _by_kind: dict[tuple[str, str], dict[Key, dict]] = field(default_factory=dict, repr=False)
+    _by_uid: dict[str, Key] = field(default_factory=dict, repr=False)
+    _dependents: dict[str, dict[Key, None]] = field(default_factory=dict, repr=False)
+    _owner_uids: dict[Key, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _seq: dict[Key, int] = field(default_factory=dict, repr=False)
+    #: Keys each controller (by position) has to reconcile; see :meth:`settle`.
+    _pending: list[set[Key]] = field(default_factory=list, repr=False)
+    _watchers: dict[tuple[str, str], list[int]] | None = field(default=None, repr=False)
+    #: Pods deleted with grace period 0 (PodGC): no kubelet confirmation awaited.
+    _forced: set[Key] = field(default_factory=set, repr=False)
+    _now_cache: tuple[int, str] = field(default=(-1, ""), repr=False)
 
     # ------------------------------------------------------------------ time and identity
     def now(self) -> str:
-        return (EPOCH + dt.timedelta(seconds=self.clock)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if self._now_cache[0] != self.clock:
+            self._now_cache = (self.clock, (EPOCH + dt.timedelta(seconds=self.clock)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return self._now_cache[1]
 
     def tick(self, seconds: int = 1) -> None:
         self.clock += seconds
@@ -93,7 +124,10 @@ class Cluster:
         return sorted(custom + [f"{a} {k}" for a, k in builtin.BUILTIN])
 
     def admit(self, obj: dict) -> dict:
-        """Run the create-time admission chain and return the object as it would be stored."""
+        """Run the create-time admission chain and return the object as it would be stored.
+
+        ``obj`` may be changed in place: :meth:`create` hands over its own copy.
+        """
         api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
         group = meta.group_of(api_version)
         version = api_version.split("/")[-1]
@@ -105,7 +139,7 @@ class Cluster:
             namespaced = scope == "Namespaced"
         elif builtin.is_builtin(api_version, kind):
             namespaced = kind != "Namespace"
-            obj = builtin.default(copy.deepcopy(obj))
+            obj = builtin.default(obj)
         else:
             raise UnknownKind(f"{meta.describe(obj)}: no kind {kind!r} is registered for version {api_version!r}")
         if namespaced:
@@ -118,6 +152,10 @@ class Cluster:
             errors = schema.validate(obj, served[0])
             if errors:
                 raise Rejection("schema", meta.ref(obj), errors)
+        else:
+            errors = builtin.validate(obj)
+            if errors:
+                raise Rejection("schema", meta.ref(obj), errors)
         for hook in self.webhooks:
             if (hook.group, hook.kind) == (group, kind):
                 errors = hook.validate(obj, self)
@@ -127,7 +165,7 @@ class Cluster:
 
     # ------------------------------------------------------------------ store
     def create(self, obj: dict) -> dict:
-        obj = copy.deepcopy(obj)
+        obj = meta.clone(obj)
         obj.setdefault("metadata", {})
         if "name" not in obj["metadata"] and obj["metadata"].get("generateName"):
             obj["metadata"]["name"] = obj["metadata"]["generateName"] + self._suffix()
@@ -142,7 +180,12 @@ class Cluster:
         md["creationTimestamp"] = self.now()
         md.setdefault("generation", 1)
         self.objects[k] = obj
+        self._by_kind.setdefault(k[:2], {})[k] = obj
+        self._by_uid[md["uid"]] = k
+        self._seq[k] = self._uid_counter
+        self._index_owners(k, obj)
         self.writes += 1
+        self._touch(k, obj)
         return obj
 
     def _suffix(self) -> str:
@@ -163,13 +206,21 @@ class Cluster:
     def find(self, group: str, kind: str, namespace: str, name: str) -> dict | None:
         return self.objects.get((group, kind, namespace or "", name))
 
+    def find_uid(self, uid: str) -> dict | None:
+        k = self._by_uid.get(uid)
+        return self.objects.get(k) if k else None
+
     def list(self, group: str, kind: str, namespace: str | None = None,
              owner: dict | None = None) -> list[dict]:
-        found = [o for (g, k, ns, _), o in self.objects.items()
-                 if g == group and k == kind and (namespace is None or ns == namespace)]
+        """Objects of a kind, in creation order; ``owner`` keeps those with an ownerReference to it."""
         if owner is not None:
-            found = [o for o in found if meta.is_owned_by(o, owner)]
-        return found
+            keys = self._dependents.get(owner["metadata"].get("uid"), {})
+            return [self.objects[k] for k in keys
+                    if k[0] == group and k[1] == kind and (namespace is None or k[2] == namespace)]
+        bucket = self._by_kind.get((group, kind), {})
+        if namespace is None:
+            return list(bucket.values())
+        return [o for k, o in bucket.items() if k[2] == namespace]
 
     def update(self, obj: dict) -> dict:
         """Write back a changed object (spec, metadata or status)."""
@@ -178,19 +229,97 @@ class Cluster:
             raise NotFound(f"{meta.describe(obj)} not found")
         obj["metadata"]["resourceVersion"] = self._next_rv()
         self.objects[k] = obj
+        self._by_kind[k[:2]][k] = obj
+        self._index_owners(k, obj)
         self.writes += 1
+        self._touch(k, obj)
+        if obj["metadata"].get("deletionTimestamp"):
+            self._remove_if_released(k, obj)
         return obj
 
-    def delete(self, obj: dict) -> None:
-        """Delete now, cascading to dependents (foreground/background GC collapsed into one step)."""
+    def delete(self, obj: dict, propagation: str = "Background", grace: bool = True) -> None:
+        """Delete as the apiserver does; see the module docstring.
+
+        ``grace=False`` is a force delete (grace period 0): a Pod does not wait for its kubelet.
+        Deleting an object that is already being deleted changes nothing (upstream skips it too).
+        """
         k = meta.key(obj)
-        if self.objects.pop(k, None) is None:
+        current = self.objects.get(k)
+        if current is None:
             return
+        if current["metadata"].get("deletionTimestamp"):
+            if not grace:  # a force delete overrides a pending graceful one
+                self._forced.add(k)
+                self._remove_if_released(k, current)
+            return
+        md = current["metadata"]
+        md["deletionTimestamp"] = self.now()
+        if not grace:
+            self._forced.add(k)
+        if propagation == "Foreground" and self._dependents.get(md.get("uid")):
+            md["finalizers"] = [*md.get("finalizers", []), FOREGROUND_FINALIZER]
+        md["resourceVersion"] = self._next_rv()
         self.writes += 1
+        self._touch(k, current)
+        if propagation == "Foreground":
+            for dependent in self.list_dependents(current):
+                self.delete(dependent)
+        self._remove_if_released(k, current)
+
+    def list_dependents(self, owner: dict) -> list[dict]:
+        return [self.objects[k] for k in self._dependents.get(owner["metadata"].get("uid"), {})]
+
+    def _remove_if_released(self, k: Key, obj: dict) -> None:
+        """Remove a deleting object once no finalizer holds it and (Pods) its kubelet let go."""
+        if k not in self.objects or obj["metadata"].get("finalizers"):
+            return
+        if k[1] == "Pod" and k[0] == "" and k not in self._forced \
+                and (obj.get("status") or {}).get("phase") not in _TERMINAL_POD_PHASES:
+            return
+        self._remove(k, obj)
+
+    def _remove(self, k: Key, obj: dict) -> None:
+        del self.objects[k]
+        del self._by_kind[k[:2]][k]
         uid = obj["metadata"].get("uid")
-        for dependent in [o for o in self.objects.values()
-                          if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences", []))]:
+        self._by_uid.pop(uid, None)
+        self._forced.discard(k)
+        self.writes += 1
+        self._touch(k, obj)
+        for owner_uid in self._owner_uids.pop(k, ()):
+            self._dependents.get(owner_uid, {}).pop(k, None)
+        # Background garbage collection of what it owned, then owners waiting in Foreground.
+        for dependent in [self.objects[d] for d in self._dependents.pop(uid, {}) if d in self.objects]:
             self.delete(dependent)
+        for owner_uid in {r.get("uid") for r in obj["metadata"].get("ownerReferences", [])}:
+            owner = self.find_uid(owner_uid)
+            if owner is not None:
+                self._release_foreground_owner(owner)
+        self._seq.pop(k, None)
+
+    def _release_foreground_owner(self, owner: dict) -> None:
+        md = owner["metadata"]
+        if not md.get("deletionTimestamp") or FOREGROUND_FINALIZER not in md.get("finalizers", []):
+            return
+        uid = md["uid"]
+        blocked = any(r.get("uid") == uid and r.get("blockOwnerDeletion")
+                      for d in self.list_dependents(owner) for r in d["metadata"].get("ownerReferences", []))
+        if not blocked:
+            md["finalizers"] = [f for f in md["finalizers"] if f != FOREGROUND_FINALIZER]
+            if not md["finalizers"]:
+                del md["finalizers"]
+            self.update(owner)
+
+    def _index_owners(self, k: Key, obj: dict) -> None:
+        uids = tuple(r.get("uid") for r in obj["metadata"].get("ownerReferences", []) if r.get("uid"))
+        old = self._owner_uids.get(k, ())
+        if uids == old:
+            return
+        for uid in old:
+            self._dependents.get(uid, {}).pop(k, None)
+        for uid in uids:
+            self._dependents.setdefault(uid, {})[k] = None
+        self._owner_uids[k] = uids
 
     def all_objects(self) -> Iterable[dict]:
         return self.objects.values()
@@ -201,16 +330,48 @@ class Cluster:
             self.reconcile_errors.append(entry)
 
     # ------------------------------------------------------------------ reconcile loop
-    def settle(self, max_rounds: int = 100) -> int:
-        """Run every controller over every watched object until a whole round writes nothing."""
+    def _watcher_table(self) -> dict[tuple[str, str], list[int]]:
+        if self._watchers is None or len(self._pending) != len(self.controllers):
+            self._watchers = {}
+            for i, controller in enumerate(self.controllers):
+                for group_kind in controller.watches:
+                    self._watchers.setdefault(tuple(group_kind), []).append(i)
+            self._pending = (self._pending + [set() for _ in self.controllers])[:len(self.controllers)]
+        return self._watchers
+
+    def _touch(self, k: Key, obj: dict) -> None:
+        """Enqueue ``k`` for its own controllers and its owners for theirs (For + Owns)."""
+        watchers = self._watcher_table()
+        for i in watchers.get(k[:2], ()):
+            self._pending[i].add(k)
+        for uid in self._owner_uids.get(k, ()):
+            owner_key = self._by_uid.get(uid)
+            if owner_key is not None:
+                for i in watchers.get(owner_key[:2], ()):
+                    self._pending[i].add(owner_key)
+
+    def settle(self, max_rounds: int = 100, observe: Callable[["Cluster"], None] | None = None) -> int:
+        """Run controllers until a whole round writes nothing.
+
+        A round gives every controller, in order, the objects enqueued for it (oldest first);
+        what a write enqueues for a controller that already ran this round waits for the next
+        round, exactly as if every object were visited every round. ``observe`` is called after
+        each controller's turn (the ``never`` checks of scenario steps).
+        """
+        watchers = self._watcher_table()
+        for group_kind, indexes in watchers.items():
+            for i in indexes:
+                self._pending[i].update(self._by_kind.get(group_kind, {}))
         for round_no in range(1, max_rounds + 1):
             before = self.writes
-            for controller in self.controllers:
-                for group_kind in controller.watches:
-                    for obj in list(self.list(*group_kind)):
-                        current = self.objects.get(meta.key(obj))
-                        if current is not None:
-                            controller.reconcile(self, current)
+            for i, controller in enumerate(self.controllers):
+                due, self._pending[i] = self._pending[i], set()
+                for k in sorted(due, key=lambda key: self._seq.get(key, 0)):
+                    current = self.objects.get(k)
+                    if current is not None:
+                        controller.reconcile(self, current)
+                if observe is not None:
+                    observe(self)
             if self.writes == before:
                 return round_no
             self.tick()

@@ -1,20 +1,80 @@
-"""A stand-in for kwok's fast pod stages: every new pod becomes Running and Ready.
+"""A stand-in for the kubelet (kwok's fast pod stages in the live backend).
 
-Nothing completes on its own; a pod only exits when a case injects that (the live backend does the
-same with kwok stages), so a rendered steady state is "everything running".
+* A new pod becomes Running and Ready, every container running with ``restartCount: 0``.
+* A pod being deleted stops: phase ``Failed`` (unless it already finished), Ready ``False``. Its
+  containers record no exit code - there is no process (kwok has none either) - so only
+  ``onPodConditions`` rules of a pod failure policy can match such a pod.
+* Nothing exits on its own: :func:`container_exit` is how a scenario's fault makes a container
+  exit, and the pod's ``restartPolicy`` decides what follows (in-place restart or a finished pod).
 """
 
 from __future__ import annotations
+
+from . import meta
+
+TERMINAL = ("Succeeded", "Failed")
 
 
 class FakeKubelet:
     watches = (("", "Pod"),)
 
     def reconcile(self, cluster, pod: dict) -> None:
-        if pod.get("status", {}).get("phase"):
-            return
-        pod["status"] = {
-            "phase": "Running",
-            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": cluster.now()}],
-        }
-        cluster.update(pod)
+        status = pod.get("status") or {}
+        if not status.get("phase"):
+            now = cluster.now()
+            containers = (pod.get("spec") or {}).get("containers", [])
+            pod["status"] = {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}],
+                "containerStatuses": [{"name": c.get("name"), "ready": True, "restartCount": 0, "started": True,
+                                       "state": {"running": {"startedAt": now}}} for c in containers],
+            }
+            cluster.update(pod)
+        elif pod["metadata"].get("deletionTimestamp") and status["phase"] not in TERMINAL:
+            status["phase"] = "Failed"
+            _set_ready(cluster, pod, False)
+            cluster.update(pod)
+
+
+def container_exit(cluster, pod: dict, exit_code: int, container: str | None = None) -> None:
+    """Container ``container`` (every container when None) exits with ``exit_code``.
+
+    With ``restartPolicy`` OnFailure (or Always) a non-zero exit is restarted in place:
+    ``restartCount`` + 1 and ``lastState.terminated`` records the exit, the pod stays Running.
+    Otherwise the container stays terminated; once every container is, the pod is Succeeded
+    (all exited 0) or Failed. Reasons are the kubelet's: ``Completed`` for 0, ``Error`` otherwise.
+    """
+    status = pod.setdefault("status", {})
+    restart_policy = (pod.get("spec") or {}).get("restartPolicy", "Always")
+    now = cluster.now()
+    terminated = {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
+                  "startedAt": now, "finishedAt": now}
+    for cs in status.get("containerStatuses", []):
+        if container is not None and cs.get("name") != container:
+            continue
+        if "terminated" in (cs.get("state") or {}):
+            continue
+        if exit_code != 0 and restart_policy in ("OnFailure", "Always"):
+            cs["restartCount"] = cs.get("restartCount", 0) + 1
+            cs["lastState"] = {"terminated": dict(terminated)}
+            cs["state"] = {"running": {"startedAt": now}}
+        else:
+            cs["state"] = {"terminated": dict(terminated)}
+            cs["ready"] = False
+            cs["started"] = False
+    states = [cs.get("state") or {} for cs in status.get("containerStatuses", [])]
+    if states and all("terminated" in s for s in states):
+        failed = any(s["terminated"].get("exitCode") for s in states)
+        status["phase"] = "Failed" if failed else "Succeeded"
+        _set_ready(cluster, pod, False)
+    cluster.update(pod)
+
+
+def _set_ready(cluster, pod: dict, ready: bool) -> None:
+    conditions = pod.setdefault("status", {}).setdefault("conditions", [])
+    value = "True" if ready else "False"
+    cond = meta.find_by(conditions, "type", "Ready")
+    if cond is None:
+        conditions.append({"type": "Ready", "status": value, "lastTransitionTime": cluster.now()})
+    elif cond.get("status") != value:
+        cond.update({"status": value, "lastTransitionTime": cluster.now()})

