@@ -35,6 +35,23 @@ def _validator(ref: str | None = None):
 
 
 @dataclass
+class Step:
+    """One step of a scenario row: an action (``apply`` manifests or a ``fault``), then settling."""
+
+    number: int
+    name: str
+    apply: list[dict] | None = None
+    fault: dict | None = None
+    repeat: int = 1
+    expect: dict = field(default_factory=dict)
+    never: list[dict] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"step {self.number} ({self.name})"
+
+
+@dataclass
 class Case:
     """One row, ready to run on one or more profiles."""
 
@@ -48,6 +65,10 @@ class Case:
     expect: dict
     source: str  # "cases/trainer/mpi-topology.yaml, row 3 (id …)"
     path: Path
+    #: A scenario row has steps instead of one apply (then ``inputs`` is empty, ``expect`` too).
+    steps: list[Step] | None = None
+    #: "full" or "summary" (counts instead of every object), see the schema.
+    golden: str = "full"
 
     @property
     def full_id(self) -> str:
@@ -153,7 +174,8 @@ def load_table(path: Path, root: Path) -> Table:
                                           path, table=doc["table"], suite=doc["suite"]))
             continue
         try:
-            inputs = _build_inputs(row, defaults, bases, path)
+            steps = _build_steps(row, defaults, bases, path) if "steps" in row else None
+            inputs = [] if steps is not None else _build_inputs(row, defaults, bases, path)
         except CaseError as exc:
             table.cases.append(BrokenCase(f"{doc['table']}/{row['id']}", f"{label}: {exc}", path,
                                           table=doc["table"], suite=doc["suite"], title=row["title"]))
@@ -162,7 +184,8 @@ def load_table(path: Path, root: Path) -> Table:
             table=doc["table"], id=row["id"], title=row["title"], suite=doc["suite"],
             versions=row.get("versions", defaults.get("versions", ">=0")),
             level=row.get("level", defaults.get("level", "core")),
-            inputs=inputs, expect=row["expect"], source=label, path=path,
+            inputs=inputs, expect=row.get("expect", {}), source=label, path=path,
+            steps=steps, golden=row.get("golden", "full"),
         ))
     return table
 
@@ -171,14 +194,56 @@ class CaseError(Exception):
     pass
 
 
-def _build_inputs(row: dict, defaults: dict, bases: dict, path: Path) -> list[dict]:
+def _row_specs(row: dict, defaults: dict) -> list[dict]:
     specs = copy.deepcopy(row.get("inputs") or defaults.get("inputs") or [])
-    specs += copy.deepcopy(row.get("add") or [])
+    return specs + copy.deepcopy(row.get("add") or [])
+
+
+def _build_inputs(row: dict, defaults: dict, bases: dict, path: Path) -> list[dict]:
+    specs = _row_specs(row, defaults)
     if not specs:
         raise CaseError("no inputs: give `inputs` in the row or in the table defaults")
     unused_patches = set(row.get("patch", {})) - {s.get("base") for s in specs}
     if unused_patches:
         raise CaseError(f"`patch` names base(s) {sorted(unused_patches)} that no input uses")
+    return _resolve(specs, row, bases, path)
+
+
+def _build_steps(row: dict, defaults: dict, bases: dict, path: Path) -> list[Step]:
+    """Resolve every step's inputs now, so a bad base or patch breaks the row before it runs."""
+    used_specs: list[dict] = []
+    steps = []
+    for number, raw in enumerate(row["steps"], start=1):
+        step = Step(number=number, name=raw.get("name") or _step_name(raw), repeat=raw.get("repeat", 1),
+                    expect=raw.get("expect") or {}, never=raw.get("never") or [])
+        if "apply" in raw:
+            specs = _row_specs(row, defaults) if raw["apply"] == "inputs" else copy.deepcopy(raw["apply"])
+            if not specs:
+                raise CaseError(f"{step.label}: `apply: inputs` but the row and the table defaults give no inputs")
+            used_specs += specs
+            try:
+                step.apply = _resolve(specs, row, bases, path)
+            except CaseError as exc:
+                raise CaseError(f"{step.label}: {exc}") from None
+        elif "fault" in raw:
+            step.fault = {k: v for k, v in raw.items() if k not in ("name", "expect", "never", "repeat")}
+        steps.append(step)
+    unused_patches = set(row.get("patch", {})) - {s.get("base") for s in used_specs}
+    if unused_patches:
+        raise CaseError(f"`patch` names base(s) {sorted(unused_patches)} that no step applies")
+    return steps
+
+
+def _step_name(raw: dict) -> str:
+    if "apply" in raw:
+        return "apply inputs" if raw["apply"] == "inputs" else "apply"
+    if "fault" in raw:
+        params = [f"{k}={v}" for k, v in raw.items() if k not in ("fault", "name", "expect", "never")]
+        return " ".join([raw["fault"], *params])
+    return "check"
+
+
+def _resolve(specs: list[dict], row: dict, bases: dict, path: Path) -> list[dict]:
     manifests = []
     for spec in specs:
         if "manifest" in spec:
@@ -228,7 +293,15 @@ def _row_key(row, index: int) -> str:
 
 def _explain(error: jsonschema.ValidationError) -> str:
     where = "/".join(str(p) for p in error.absolute_path)
-    return f"{error.message}" + (f" (at {where})" if where else "")
+    return f"{_message(error)}" + (f" (at {where})" if where else "")
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    """The schema's own ``x-error`` for a failed constraint, else jsonschema's message."""
+    for node in (error.validator_value, error.schema):
+        if isinstance(node, dict) and node.get("x-error"):
+            return node["x-error"]
+    return error.message
 
 
 def _display(path: Path, root: Path) -> str:

@@ -5,12 +5,14 @@ Every check returns human-readable failures; an empty list means the case passed
 
 from __future__ import annotations
 
+from typing import Callable
+
 from . import matcher
 from .outcome import Outcome, RejectionRecord
 
 
 def check(expect: dict, outcome: Outcome) -> list[str]:
-    failures = list(outcome.input_errors)
+    failures = list(outcome.input_errors) + list(outcome.never_violations)
     failures += _check_rejections(expect.get("rejected") or [], outcome.rejections)
     for want in expect.get("objects") or []:
         failures += _check_present(want, outcome.objects)
@@ -19,6 +21,27 @@ def check(expect: dict, outcome: Outcome) -> list[str]:
     for want in expect.get("counts") or []:
         failures += _check_count(want, outcome.objects)
     return failures
+
+
+# ------------------------------------------------------------------ never (scenario steps)
+
+def never_seen(never: list[dict], objects_of: Callable[[str, str], list[dict]]) -> list[str]:
+    """The ``never`` items that match right now; ``objects_of(apiVersion, kind)`` lists the objects.
+
+    An object pattern matches like an ``absent`` entry; ``coexist`` matches when every one of its
+    patterns matches some object at the same moment.
+    """
+    seen = []
+    for item in never:
+        patterns = item.get("coexist") or [item]
+        found = [[o for o in _candidates(p, objects_of(p["apiVersion"], p["kind"])) if not matcher.match(p, o)]
+                 for p in patterns]
+        if all(found):
+            names = "; ".join(f"{_label(p)}: {', '.join(o['metadata'].get('name', '') for o in objs)}"
+                              for p, objs in zip(patterns, found))
+            what = "together" if "coexist" in item else "appeared"
+            seen.append(f"never {what}: {names}")
+    return seen
 
 
 # ------------------------------------------------------------------ rejections
@@ -76,6 +99,10 @@ def _candidates(want: dict, objects: list[dict]) -> list[dict]:
     for key in ("name", "generateName", "namespace"):
         if key in md:
             found = [o for o in found if o["metadata"].get(key) == md[key]]
+    labels = md.get("labels")
+    if isinstance(labels, dict) and all(isinstance(v, str) for v in labels.values()):
+        # The matcher would reject these too; filtering first keeps large scenarios fast.
+        found = [o for o in found if all((o["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())]
     return found
 
 

@@ -4,6 +4,11 @@ Render and live runs produce the same golden only after removing what the apiser
 UIDs (replaced by the name of the object they point at, so owner links stay visible), resource
 versions, timestamps, managed fields, generated name suffixes, status, and the SSH key pair
 (checked to be a real ECDSA P-521 key, then replaced by a description, so goldens never churn).
+
+Scenario steps keep status (``status=True``), because restarts and conditions are what they are
+about - minus timestamps, with generated pod names in messages shortened like the names
+themselves, and for Pods only what the harness models (phase, Ready/DisruptionTarget conditions,
+container exits and restarts), so a kwok pod and a rendered one compare equal.
 """
 
 from __future__ import annotations
@@ -11,20 +16,31 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+
+from reconciler import meta
 
 _DROP_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink")
 _KIND_ORDER = ["Namespace", "ClusterTrainingRuntime", "TrainingRuntime", "TrainJob", "JobSet", "ConfigMap",
                "Secret", "Service", "Job", "Pod"]
 SSH_PRIVATE = "<ECDSA P-521 private key, PEM 'EC PRIVATE KEY'>"
 SSH_PUBLIC = "<ecdsa-sha2-nistp521 authorized_keys line of ssh-privatekey>"
+DELETING = "<set>"
+_TIME_KEYS = {"lastTransitionTime", "lastProbeTime", "lastHeartbeatTime", "lastUpdateTime", "startTime",
+              "completionTime", "startedAt", "finishedAt"}
+_DROP_STATUS = {"observedGeneration", "uncountedTerminatedPods"}
+_POD_CONDITIONS = ("Ready", "DisruptionTarget")
+_NAME_TOKEN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 
 
-def normalize(objects: list[dict]) -> list[dict]:
+def normalize(objects: list[dict], status: bool = False) -> list[dict]:
     owners = {o["metadata"]["uid"]: _identity(o) for o in objects if o.get("metadata", {}).get("uid")}
-    out = [_normalize_one(copy.deepcopy(o), owners) for o in objects]
+    generated = {o["metadata"]["name"]: o["metadata"]["generateName"] + "*" for o in objects
+                 if o.get("metadata", {}).get("generateName") and o["metadata"].get("name")} if status else {}
+    out = [_normalize_one(o, owners, status, generated) for o in meta.clone(objects)]
     return sorted(out, key=_sort_key)
 
 
@@ -34,16 +50,70 @@ def _identity(obj: dict) -> str:
     return f"uid of {obj['kind']} {ns}{md.get('name')}"
 
 
-def _normalize_one(obj: dict, owners: dict[str, str]) -> dict:
+def _normalize_one(obj: dict, owners: dict[str, str], status: bool, generated: dict[str, str]) -> dict:
     md = obj.setdefault("metadata", {})
     for key in _DROP_METADATA:
         md.pop(key, None)
     if md.get("generateName"):
         md["name"] = md["generateName"] + "*"
-    obj.pop("status", None)
+    if md.get("deletionTimestamp"):
+        md["deletionTimestamp"] = DELETING
+    if status and "status" in obj:
+        obj["status"] = _rename(_status(obj["kind"], obj["status"]), generated)
+    else:
+        obj.pop("status", None)
     if obj.get("kind") == "Secret" and obj.get("type") == "kubernetes.io/ssh-auth":
         _normalize_ssh(obj)
     return _replace_uids(obj, owners)
+
+
+def _status(kind: str, status: dict) -> dict:
+    status = _without_times(status)
+    if kind != "Pod":
+        return status
+    out = {k: status[k] for k in ("phase",) if k in status}
+    conditions = [c for c in status.get("conditions", []) if c.get("type") in _POD_CONDITIONS]
+    if conditions:
+        out["conditions"] = sorted(conditions, key=lambda c: c["type"])
+    for key in ("initContainerStatuses", "containerStatuses"):
+        if status.get(key):
+            out[key] = [_container_status(cs) for cs in status[key]]
+    return out
+
+
+def _container_status(cs: dict) -> dict:
+    out = {k: cs[k] for k in ("name", "ready", "restartCount") if k in cs}
+    for key in ("state", "lastState"):
+        state = cs.get(key) or {}
+        kept = {}
+        if "running" in state:
+            kept["running"] = {}
+        if "waiting" in state:
+            kept["waiting"] = {k: v for k, v in state["waiting"].items() if k == "reason"}
+        if "terminated" in state:
+            kept["terminated"] = {k: v for k, v in state["terminated"].items() if k in ("exitCode", "reason")}
+        if kept:
+            out[key] = kept
+    return out
+
+
+def _without_times(value):
+    if isinstance(value, dict):
+        return {k: _without_times(v) for k, v in value.items() if k not in _TIME_KEYS and k not in _DROP_STATUS}
+    if isinstance(value, list):
+        return [_without_times(v) for v in value]
+    return value
+
+
+def _rename(value, generated: dict[str, str]):
+    """Generated names inside status strings (a Job's failure message names its pod)."""
+    if isinstance(value, dict):
+        return {k: _rename(v, generated) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rename(v, generated) for v in value]
+    if isinstance(value, str) and generated:
+        return _NAME_TOKEN.sub(lambda m: generated.get(m.group(0), m.group(0)), value)
+    return value
 
 
 def _replace_uids(value, owners: dict[str, str]):

@@ -32,3 +32,5 @@ class Outcome:
     input_errors: list[str] = field(default_factory=list)
     #: Errors the operator's reconcilers reported (render: recorded by the reference reconciler).
     reconcile_errors: list[str] = field(default_factory=list)
+    #: Scenario steps: ``never`` patterns seen while the step settled (each a failure).
+    never_violations: list[str] = field(default_factory=list)

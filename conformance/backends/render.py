@@ -3,17 +3,73 @@
 from __future__ import annotations
 
 import reconciler
-from reconciler import meta
-from reconciler.cluster import AlreadyExists, UnknownKind
+from reconciler import faults, meta
+from reconciler.cluster import AlreadyExists, Cluster, UnknownKind
 from reconciler.errors import Rejection
 
+from .. import expectations
 from ..outcome import Outcome, RejectionRecord
 
 
 def run(manifests: list[dict], profile: str) -> Outcome:
     result = reconciler.render(manifests, profile)
     outcome = Outcome(objects=result.objects, reconcile_errors=list(result.cluster.reconcile_errors))
-    for rejected in result.rejections:
+    _record_rejections(outcome, result.rejections)
+    return outcome
+
+
+def run_steps(steps: list, profile: str) -> list[Outcome]:
+    """Run a scenario's steps on one cluster; one outcome per step, taken once it has settled.
+
+    ``never`` patterns are looked for after the step's action and after every controller's turn
+    while it settles; the first sighting of each is reported. Reconcile errors are the step's new ones.
+    """
+    cluster = reconciler.new_cluster(profile)
+    outcomes = []
+    for step in steps:
+        outcome = Outcome(objects=[])
+        errors_before = len(cluster.reconcile_errors)
+        observe = _never_watch(step.never, outcome) if step.never else None
+        if step.apply is not None:
+            result = reconciler.render(step.apply, cluster=cluster, observe=observe)
+            _record_rejections(outcome, result.rejections)
+        elif step.fault is not None:
+            for _ in range(step.repeat):
+                try:
+                    faults.inject(cluster, step.fault)
+                except faults.FaultError as exc:
+                    outcome.input_errors.append(str(exc))
+                    break
+                if observe:
+                    observe(cluster)
+                cluster.settle(observe=observe)
+        else:
+            cluster.settle(observe=observe)
+        # A copy: later steps change the live objects.
+        outcome.objects = meta.clone(sorted(cluster.all_objects(), key=lambda o: o["metadata"]["uid"]))
+        outcome.reconcile_errors = cluster.reconcile_errors[errors_before:]
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _never_watch(never: list[dict], outcome: Outcome):
+    def objects_of(api_version: str, kind: str, cluster: Cluster) -> list[dict]:
+        return cluster.list(meta.group_of(api_version), kind)
+
+    reported: set[int] = set()
+
+    def observe(cluster: Cluster) -> None:
+        for i, item in enumerate(never):
+            if i not in reported:
+                seen = expectations.never_seen([item], lambda a, k: objects_of(a, k, cluster))
+                if seen:
+                    reported.add(i)
+                    outcome.never_violations += seen
+    return observe
+
+
+def _record_rejections(outcome: Outcome, rejections: list) -> None:
+    for rejected in rejections:
         md = rejected.obj.get("metadata") or {}
         error = rejected.error
         if isinstance(error, Rejection):
@@ -27,7 +83,6 @@ def run(manifests: list[dict], profile: str) -> Outcome:
                 code=409, reason="AlreadyExists", message=str(error)))
         elif isinstance(error, UnknownKind):
             outcome.input_errors.append(f"{meta.describe(rejected.obj)}: {error}")
-    return outcome
 
 
 def kubernetes_version() -> str:

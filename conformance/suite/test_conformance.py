@@ -8,7 +8,7 @@ import pytest
 
 from conformance import expectations
 from conformance.cases import BrokenCase
-from conformance.golden import YamlGolden, golden_text
+from conformance.golden import YamlGolden, golden_steps_text, golden_text
 
 
 def test_case(conformance_case, conformance_profile, conformance_backend, snapshot):
@@ -18,9 +18,16 @@ def test_case(conformance_case, conformance_profile, conformance_backend, snapsh
     if conformance_profile == "-":
         pytest.fail(f"{case.source}: version range {case.versions!r} covers no implemented "
                     f"{case.suite} profile", pytrace=False)
-    outcome = conformance_backend.run(case.inputs, conformance_profile)
-    failures = expectations.check(case.expect, outcome)
-    golden = golden_text(case.full_id, case.title, conformance_profile, outcome)
+    if case.steps:
+        outcomes = conformance_backend.run_steps(case.steps, conformance_profile)
+        failures = [f"{step.label}: {failure}" for step, outcome in zip(case.steps, outcomes)
+                    for failure in expectations.check(step.expect, outcome)]
+        golden = golden_steps_text(case.full_id, case.title, conformance_profile, case.steps, outcomes,
+                                   summary=case.golden == "summary")
+    else:
+        outcome = conformance_backend.run(case.inputs, conformance_profile)
+        failures = expectations.check(case.expect, outcome)
+        golden = golden_text(case.full_id, case.title, conformance_profile, outcome)
     snapshot = snapshot.use_extension(YamlGolden)
     golden_matches = snapshot == golden  # records the golden as used; writes it under --snapshot-update
     if failures:

@@ -1,0 +1,150 @@
+"""Scenario rows (``steps``): loading, schema errors that name the row and step, and the render
+backend running steps - including a ``never`` that must catch what it forbids."""
+
+import textwrap
+
+import pytest
+
+from conformance import expectations
+from conformance.backends import render
+from conformance.cases import BrokenCase, Case, load_all
+
+JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js}
+spec:
+  failurePolicy: {maxRestarts: 1}
+  replicatedJobs:
+    - name: w
+      replicas: 2
+      template:
+        spec:
+          parallelism: 1
+          completions: 1
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: main, image: busybox}]
+"""
+
+
+@pytest.fixture
+def cases_root(tmp_path):
+    root = tmp_path / "cases"
+    (root / "js" / "_bases").mkdir(parents=True)
+    (root / "js" / "_bases" / "js.yaml").write_text(JOBSET)
+    return root
+
+
+def load(cases_root, rows: str):
+    header = "table: demo\nsuite: jobset\nbases: {js: _bases/js.yaml}\ndefaults: {inputs: [{base: js}]}\nrows:\n"
+    (cases_root / "js" / "demo.yaml").write_text(header + textwrap.dedent(rows))
+    return load_all(cases_root)
+
+
+GOOD = """\
+- id: good
+  title: a scenario that loads
+  patch: {js: [{op: replace, path: /spec/failurePolicy/maxRestarts, value: 2}]}
+  steps:
+    - apply: inputs
+    - {fault: podExit, replicatedJob: w, jobIndex: 1, pod: 0, exitCode: 3, repeat: 2}
+    - name: look
+      expect: {counts: [{apiVersion: batch/v1, kind: Job, count: 2}]}
+      never: [{coexist: [{apiVersion: v1, kind: Pod}, {apiVersion: batch/v1, kind: Job}]}]
+"""
+
+
+def test_scenario_row_loads_with_resolved_steps(cases_root):
+    [case] = load(cases_root, GOOD)
+    assert isinstance(case, Case) and case.inputs == [] and case.expect == {}
+    apply, fault, check = case.steps
+    assert apply.apply[0]["spec"]["failurePolicy"]["maxRestarts"] == 2  # the row's patch applies to step inputs
+    assert fault.fault == {"fault": "podExit", "replicatedJob": "w", "jobIndex": 1, "pod": 0, "exitCode": 3}
+    assert fault.repeat == 2 and fault.name == "podExit replicatedJob=w jobIndex=1 pod=0 exitCode=3 repeat=2"
+    assert (check.name, check.label) == ("look", "step 3 (look)")
+    assert case.profiles() == ["jobset-v0.10", "jobset-v0.12"]
+
+
+@pytest.mark.parametrize("step, message", [
+    ("{apply: inputs, fault: podSucceed, pod: all}", "a step has at most one action: `apply` or `fault` (at steps/0)"),
+    ("{name: nothing}", "a step needs `apply`, `fault`, `expect` or `never` (at steps/0)"),
+    ("{fault: podSucceed, pod: all, exitCode: 1}", "`exitCode` belongs to fault podExit (at steps/0)"),
+    ("{fault: podExit, pod: 0}", "'exitCode' is a required property (at steps/0)"),
+    ("{fault: podExit, exitCode: 1}", "'pod' is a dependency of 'fault' (at steps/0)"),
+    ("{fault: podEvicted, pod: 0, job: a, replicatedJob: w}", "give `job` or `replicatedJob`, not both (at steps/0)"),
+    ("{fault: meteorStrike, pod: 0}", "'meteorStrike' is not one of"),
+    ("{never: [{coexist: [{apiVersion: v1, kind: Pod}]}]}", "(at steps/0/never/0)"),
+])
+def test_bad_step_names_row_and_step(cases_root, step, message):
+    [case] = load(cases_root, f"- id: bad\n  title: a broken scenario step\n  steps: [{step}]\n")
+    assert isinstance(case, BrokenCase)
+    assert case.error.startswith("cases/js/demo.yaml, row 1 (id 'bad'): ") and message in case.error
+
+
+def test_expect_and_steps_together_is_an_error(cases_root):
+    rows = "- id: both\n  title: one situation or a scenario\n  expect: {counts: []}\n  steps: [{apply: inputs}]\n"
+    [case] = load(cases_root, rows)
+    assert "a row has `expect` (one situation) or `steps` (a scenario), not both" in case.error
+
+
+def test_bad_base_in_a_step_names_the_step(cases_root):
+    rows = "- id: b\n  title: applies a missing base\n  steps: [{apply: inputs}, {apply: [{base: nope}]}]\n"
+    [case] = load(cases_root, rows)
+    assert "row 1 (id 'b'): step 2 (apply): unknown base 'nope'" in case.error
+
+
+def test_patch_for_a_base_no_step_applies(cases_root):
+    rows = ("- id: p\n  title: patches what it never applies\n  patch: {other: []}\n"
+            "  steps: [{apply: inputs}]\n")
+    [case] = load(cases_root, rows)
+    assert "`patch` names base(s) ['other'] that no step applies" in case.error
+
+
+def hold_and_fail_steps(cases_root, strategy: str):
+    rows = f"""\
+    - id: s
+      title: hold one old pod, then fail the other Job
+      patch: {{js: [{{op: add, path: /spec/failurePolicy/restartStrategy, value: {strategy}}}]}}
+      steps:
+        - apply: inputs
+        - {{fault: holdTermination, replicatedJob: w, jobIndex: 0, pod: 0}}
+        - fault: podExit
+          replicatedJob: w
+          jobIndex: 1
+          pod: 0
+          exitCode: 1
+          never:
+            - coexist:
+                - {{apiVersion: batch/v1, kind: Job, metadata: {{labels: {{jobset.sigs.k8s.io/restart-attempt: "0"}}}}}}
+                - {{apiVersion: batch/v1, kind: Job, metadata: {{labels: {{jobset.sigs.k8s.io/restart-attempt: "1"}}}}}}
+    """
+    [case] = load(cases_root, rows)
+    return case.steps
+
+
+def test_never_catches_recreate_and_passes_blocking_recreate(cases_root):
+    recreate = render.run_steps(hold_and_fail_steps(cases_root, "Recreate"), "jobset-v0.12")
+    assert len(recreate[2].never_violations) == 1
+    assert recreate[2].never_violations == [
+        "never together: Job labels {'jobset.sigs.k8s.io/restart-attempt': '0'}: js-w-0; "
+        "Job labels {'jobset.sigs.k8s.io/restart-attempt': '1'}: js-w-1"]
+    assert expectations.check({}, recreate[2]) == recreate[2].never_violations
+    blocking = render.run_steps(hold_and_fail_steps(cases_root, "BlockingRecreate"), "jobset-v0.12")
+    assert blocking[2].never_violations == []
+
+
+def test_step_outcomes_are_snapshots(cases_root):
+    [case] = load(cases_root, GOOD)
+    outcomes = render.run_steps(case.steps, "jobset-v0.12")
+    restarts = [next(o for o in out.objects if o["kind"] == "JobSet")["status"]["restarts"] for out in outcomes]
+    assert restarts == [0, 2, 2]
+
+
+def test_fault_selecting_nothing_fails_the_step(cases_root):
+    rows = "- id: f\n  title: fails a pod that is not there\n  steps: [{apply: inputs}, {fault: podExit, job: nope, pod: 0, exitCode: 1}]\n"
+    [case] = load(cases_root, rows)
+    outcomes = render.run_steps(case.steps, "jobset-v0.12")
+    assert outcomes[1].input_errors == ["fault podExit job=nope pod=0 exitCode=1 selects no pod"]
