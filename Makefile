@@ -35,6 +35,7 @@ list: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/render_bench.py
+	$(BIN)/python bench/restart_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
