@@ -14,7 +14,6 @@ container exits and restarts), so a kwok pod and a rendered one compare equal.
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import re
 

@@ -20,7 +20,6 @@ TrainJob's runtime) see whatever a previous step applied.
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
