@@ -36,12 +36,19 @@ def test_topology_variant_is_caught_by_the_topology_table():
 
 
 def test_variants_restore_the_real_code():
-    plugins_before, resolve_before, cpu_before = list(runtimes.PLUGINS), torch.resolve_nproc, torch.cpu_count
+    import reconciler.jobset as jobset_pkg
+    from reconciler.jobset import failure_policy
+    from reconciler.volcano import plugins as volcano_plugins
+
+    def snapshot():
+        return (list(runtimes.PLUGINS), torch.resolve_nproc, torch.cpu_count, jobset_pkg.JobSetController,
+                failure_policy.execute, dict(volcano_plugins.BUILDERS))
+
+    before = snapshot()
     for variant in zoo.VARIANTS:
         with variant.applied():
-            pass
-    assert runtimes.PLUGINS == plugins_before and mpi.PLUGIN in runtimes.PLUGINS
-    assert torch.resolve_nproc is resolve_before and torch.cpu_count is cpu_before
+            assert snapshot() != before, f"{variant.name} swaps nothing"
+    assert snapshot() == before and mpi.PLUGIN in runtimes.PLUGINS
 
 
 def test_every_variant_names_its_seed_and_bug():

@@ -6,9 +6,9 @@ import difflib
 
 import pytest
 
-from conformance import expectations
 from conformance.cases import BrokenCase
-from conformance.golden import YamlGolden, golden_steps_text, golden_text
+from conformance.execute import run_case
+from conformance.golden import YamlGolden
 
 
 def test_case(conformance_case, conformance_profile, conformance_backend, snapshot):
@@ -18,16 +18,8 @@ def test_case(conformance_case, conformance_profile, conformance_backend, snapsh
     if conformance_profile == "-":
         pytest.fail(f"{case.source}: version range {case.versions!r} covers no implemented "
                     f"{case.suite} profile", pytrace=False)
-    if case.steps:
-        outcomes = conformance_backend.run_steps(case.steps, conformance_profile)
-        failures = [f"{step.label}: {failure}" for step, outcome in zip(case.steps, outcomes)
-                    for failure in expectations.check(step.expect, outcome)]
-        golden = golden_steps_text(case.full_id, case.title, conformance_profile, case.steps, outcomes,
-                                   summary=case.golden == "summary")
-    else:
-        outcome = conformance_backend.run(case.inputs, conformance_profile)
-        failures = expectations.check(case.expect, outcome)
-        golden = golden_text(case.full_id, case.title, conformance_profile, outcome)
+    run = run_case(case, conformance_profile, conformance_backend)
+    failures, golden = run.failures, run.golden
     snapshot = snapshot.use_extension(YamlGolden)
     golden_matches = snapshot == golden  # records the golden as used; writes it under --snapshot-update
     if failures:

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import cases as case_loader
-from .. import expectations
 from ..backends import render
+from ..execute import run_case
 from .variants import VARIANTS, Variant
 
 
@@ -32,7 +32,7 @@ def _runnable(cases_dir: Path, suite: str) -> list[tuple[case_loader.Case, str]]
 
 
 def _fails(case: case_loader.Case, profile: str) -> bool:
-    return bool(expectations.check(case.expect, render.run(case.inputs, profile)))
+    return bool(run_case(case, profile, render).failures)
 
 
 def run(cases_dir: Path, variants: list[Variant] | None = None) -> tuple[list[VariantResult], list[str]]:
