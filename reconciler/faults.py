@@ -4,7 +4,8 @@ A fault names its pods by Job and completion index, never by generated pod name:
 
 * ``job: <name>``, or ``replicatedJob: <name>`` (+ ``jobIndex``, + ``jobset``) via the JobSet
   labels; neither = every Job;
-* ``pod: <completion index>`` or ``pod: all``.
+* or ``volcanoJob: <name>`` (+ ``task``) for the pods of a Volcano Job, by its labels;
+* ``pod: <completion index>`` (Volcano: ``volcano.sh/task-index``) or ``pod: all``.
 
 Pod-ending faults pick live pods (not finished, not being deleted); ``releaseTermination`` picks
 pods that carry the hold finalizer. A fault that selects nothing is an error of the case.
@@ -29,6 +30,7 @@ from . import kubelet
 HOLD_FINALIZER = "training-conformance.dev/hold"
 JOBSET_PREFIX = "jobset.sigs.k8s.io/"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+VOLCANO_JOB_NAME, VOLCANO_TASK_SPEC, VOLCANO_TASK_INDEX = "volcano.sh/job-name", "volcano.sh/task-spec", "volcano.sh/task-index"
 # DisruptionTarget conditions, verbatim from kube-apiserver (eviction) and PodGC.
 EVICTION = ("EvictionByEvictionAPI", "Eviction API: evicting")
 POD_GC = ("DeletionByPodGC", "PodGC: node no longer exists")
@@ -58,19 +60,31 @@ def inject(cluster, fault: dict) -> None:
 
 def select_pods(cluster, fault: dict, held: bool = False) -> list[dict]:
     namespace = fault.get("namespace", "default")
-    jobs = [j for j in cluster.list("batch", "Job", namespace) if _job_selected(j, fault)]
+    if "volcanoJob" in fault:
+        candidates, index_key = _volcano_pods(cluster, fault, namespace), VOLCANO_TASK_INDEX
+    else:
+        jobs = [j for j in cluster.list("batch", "Job", namespace) if _job_selected(j, fault)]
+        candidates = [pod for job in jobs for pod in cluster.list("", "Pod", namespace, owner=job)]
+        index_key = COMPLETION_INDEX
     wanted = fault.get("pod", "all")
     pods = []
-    for job in jobs:
-        for pod in cluster.list("", "Pod", namespace, owner=job):
-            if wanted != "all" and (pod["metadata"].get("annotations") or {}).get(COMPLETION_INDEX) != str(wanted):
-                continue
-            if held:
-                if HOLD_FINALIZER in pod["metadata"].get("finalizers", []):
-                    pods.append(pod)
-            elif fault["fault"] == "holdTermination" or _live(pod):
+    for pod in candidates:
+        if wanted != "all" and (pod["metadata"].get("annotations") or {}).get(index_key) != str(wanted):
+            continue
+        if held:
+            if HOLD_FINALIZER in pod["metadata"].get("finalizers", []):
                 pods.append(pod)
+        elif fault["fault"] == "holdTermination" or _live(pod):
+            pods.append(pod)
     return pods
+
+
+def _volcano_pods(cluster, fault: dict, namespace: str) -> list[dict]:
+    def selected(pod: dict) -> bool:
+        labels = pod["metadata"].get("labels") or {}
+        return (labels.get(VOLCANO_JOB_NAME) == fault["volcanoJob"]
+                and ("task" not in fault or labels.get(VOLCANO_TASK_SPEC) == fault["task"]))
+    return sorted((p for p in cluster.list("", "Pod", namespace) if selected(p)), key=lambda p: p["metadata"]["name"])
 
 
 def _job_selected(job: dict, fault: dict) -> bool:
