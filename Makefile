@@ -55,3 +55,12 @@ cluster-down: $(STAMP)
 
 test-live: $(STAMP)
 	$(BIN)/pytest -q -m live tests/test_local_cluster.py
+
+# Upstream kit (conformance/upstream/): the real Trainer (v2.1.0, v2.3.0) and JobSet (v0.10.1,
+# v0.12.0) managers and kustomize, built from their Go modules into
+# ~/.cache/training-conformance/upstream/ (about 22 min cold on 2 busy cores). Live check:
+# .venv/bin/pytest -m live tests/test_upstream_kit.py (needs make control-plane too).
+.PHONY: upstream-kit
+
+upstream-kit:
+	hack/build-upstream.sh

@@ -1,0 +1,106 @@
+"""Where ``hack/build-upstream.sh`` (``make upstream-kit``) put the upstream binaries, and which
+JobSet release goes with which Trainer release.
+
+Each build directory ``<cache>/upstream/<name>-<version>/`` holds the binary and a
+``source.env`` naming the module, its version and commit, and the module-cache directory the
+release's manifests are read from. A Trainer build's ``source.env`` also names the JobSet
+version that Trainer release requires in its go.mod, which is the JobSet the kit starts with it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.cluster.binaries import cache_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS_DIR = ROOT / "tools" / "upstream"
+BUILD_COMMAND = "make upstream-kit"
+
+
+class MissingUpstreamBuildError(RuntimeError):
+    """An upstream binary (or the module it was built from) is not on this machine."""
+
+
+@dataclass(frozen=True)
+class Build:
+    name: str  # trainer | jobset | kustomize
+    module: str
+    version: str
+    commit: str
+    binary: Path
+    module_dir: Path  # the release's source in the Go module cache (manifests live here)
+    jobset_version: str | None = None  # Trainer builds: the JobSet release it requires
+
+
+def upstream_dir() -> Path:
+    return cache_dir() / "upstream"
+
+
+def _read_env(path: Path) -> dict[str, str]:
+    values = {}
+    for line in path.read_text().splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip()
+    return values
+
+
+def find_build(name: str, version: str) -> Build:
+    """The build of ``name`` at ``version``; one error naming what is missing and how to build it."""
+    directory = upstream_dir() / f"{name}-{version}"
+    env_file = directory / "source.env"
+    if not env_file.is_file():
+        raise MissingUpstreamBuildError(
+            f"no {name} {version} build in {directory} (no source.env). Build it with `{BUILD_COMMAND}` "
+            f"(hack/build-upstream.sh; Go >= 1.26 and the Go module proxy). "
+            f"Versions with a wrapper module in tools/upstream/: {', '.join(known_versions(name)) or 'none'}"
+        )
+    env = _read_env(env_file)
+    build = Build(
+        name=name,
+        module=env["MODULE"],
+        version=env["VERSION"],
+        commit=env.get("COMMIT", ""),
+        binary=Path(env["BINARY"]),
+        module_dir=Path(env["MODULE_DIR"]),
+        jobset_version=env.get("JOBSET_VERSION") or None,
+    )
+    if not build.binary.is_file():
+        raise MissingUpstreamBuildError(f"{build.binary} is missing; rebuild it with `{BUILD_COMMAND}`")
+    if not build.module_dir.is_dir():
+        raise MissingUpstreamBuildError(
+            f"{build.module}@{build.version} is no longer in the Go module cache ({build.module_dir}); "
+            f"`{BUILD_COMMAND}` downloads it again")
+    return build
+
+
+_TOOL_MODULE = {
+    "trainer": "github.com/kubeflow/trainer/v2",
+    "jobset": "sigs.k8s.io/jobset",
+    "kustomize": "sigs.k8s.io/kustomize/kustomize/v5",
+}
+
+
+def pinned_version(go_mod: Path, module: str) -> str | None:
+    match = re.search(rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)", go_mod.read_text(), re.M)
+    return match.group(1) if match else None
+
+
+def known_versions(name: str) -> list[str]:
+    """Versions of ``name`` that have a wrapper module in tools/upstream/ (built or not)."""
+    found = []
+    for go_mod in sorted(TOOLS_DIR.glob(f"{name}*/go.mod")):
+        version = pinned_version(go_mod, _TOOL_MODULE[name])
+        if version:
+            found.append(version)
+    return found
+
+
+def kustomize_version() -> str:
+    versions = known_versions("kustomize")
+    if len(versions) != 1:
+        raise MissingUpstreamBuildError(f"expected one kustomize module in {TOOLS_DIR}, found {versions}")
+    return versions[0]

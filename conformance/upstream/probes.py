@@ -1,0 +1,210 @@
+"""Dry-run requests that show each upstream webhook is called by the apiserver and answers.
+
+A manager's ``/readyz`` only says its webhook server listens. What a conformance run needs is
+the whole path: the apiserver has picked up the webhook configuration, reaches the URL, trusts
+the CA, and the manager serves that path. Success of a dry-run create is not enough evidence on
+its own - a configuration the apiserver has not loaded yet is simply not called - so every probe
+looks for something only the webhook produces:
+
+* a denial whose message names the webhook (``admission webhook "<name>" denied the request``),
+  for an object that is valid for the CRD schema and invalid only for the webhook's own checks;
+* or a field only the mutating webhook sets, in the object the dry run returns.
+
+Dry runs leave nothing behind (every webhook here declares ``sideEffects: None``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+PROBE_NAME = "tc-webhook-probe"
+PROBE_NAMESPACE = "default"
+TRAINER_ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+JOBSET_NAME_KEY = "jobset.sigs.k8s.io/jobset-name"  # the pod webhooks' objectSelector label
+JOBSET_JOB_KEY = "jobset.sigs.k8s.io/job-key"
+JOBSET_EXCLUSIVE_KEY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+PROBE_TOPOLOGY_KEY = "kubernetes.io/hostname"
+
+
+@dataclass(frozen=True)
+class Probe:
+    webhooks: tuple[str, ...]  # the webhook names this probe shows to be working
+    description: str
+    run: Callable[[object], str | None]  # ApiClient -> None when shown, else what is still missing
+
+
+def api_message(exc) -> str:
+    """The ``message`` of the Status in an ``ApiException`` body."""
+    try:
+        return json.loads(exc.body).get("message", "")
+    except (TypeError, ValueError, AttributeError):
+        return str(exc.body)
+
+
+def _denied_by(exc, webhook: str) -> str | None:
+    """None if ``webhook`` denied the request; otherwise what happened instead. (The status code
+    is the webhook's choice: Trainer answers 403, JobSet 422 with an Invalid status.)"""
+    message = api_message(exc)
+    if f'admission webhook "{webhook}" denied the request' in message:
+        return None
+    return f"HTTP {exc.status}: {message}"
+
+
+def _dry_run_denied(api, plural: str, body: dict, webhook: str, namespaced: bool = True) -> str | None:
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    custom = client.CustomObjectsApi(api)
+    group, version = body["apiVersion"].split("/")
+    try:
+        if namespaced:
+            custom.create_namespaced_custom_object(group, version, PROBE_NAMESPACE, plural, body, dry_run="All")
+        else:
+            custom.create_cluster_custom_object(group, version, plural, body, dry_run="All")
+    except ApiException as exc:
+        return _denied_by(exc, webhook)
+    return f"dry-run create of {body['kind']} was admitted (webhook {webhook} not called yet)"
+
+
+def _pod_template(container: str) -> dict:
+    return {"spec": {"containers": [{"name": container, "image": "tc-probe"}]}}
+
+
+def _jobset(name: str, **spec) -> dict:
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name},
+        "spec": {"replicatedJobs": [{"name": "probe", "template": {"spec": {"template": _pod_template("probe")}}}],
+                 **spec},
+    }
+
+
+def jobset_validator(api) -> str | None:
+    # Only the webhook checks that successPolicy targets name existing replicatedJobs.
+    body = _jobset(PROBE_NAME, successPolicy={"operator": "All", "targetReplicatedJobs": ["tc-missing"]})
+    return _dry_run_denied(api, "jobsets", body, "vjobset.kb.io")
+
+
+def jobset_defaulter(api) -> str | None:
+    from kubernetes import client
+
+    created = client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "jobset.x-k8s.io", "v1alpha2", PROBE_NAMESPACE, "jobsets", _jobset(PROBE_NAME), dry_run="All")
+    # The pod restartPolicy default (OnFailure) comes from mjobset.kb.io, not from the CRD.
+    policy = created["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"].get("restartPolicy")
+    return None if policy == "OnFailure" else f"JobSet admitted without webhook defaults (restartPolicy {policy!r})"
+
+
+def jobset_pod_webhooks(api) -> str | None:
+    """A leader Pod (completion index 0) of a JobSet using exclusive placement: in every JobSet
+    release mpod.kb.io gives it the exclusive pod (anti-)affinity terms on the topology key.
+    vpod.kb.io lets leaders through without a visible change, but it is called for the same
+    object and a failing call would have failed the request."""
+    from kubernetes import client
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": PROBE_NAME,
+                     "labels": {JOBSET_NAME_KEY: PROBE_NAME, JOBSET_JOB_KEY: PROBE_NAME},
+                     "annotations": {JOBSET_NAME_KEY: PROBE_NAME, JOBSET_EXCLUSIVE_KEY: PROBE_TOPOLOGY_KEY,
+                                     "batch.kubernetes.io/job-completion-index": "0"}},
+        **_pod_template("probe"),
+    }
+    created = client.CoreV1Api(api).create_namespaced_pod(PROBE_NAMESPACE, pod, dry_run="All")
+    affinity = created.spec.affinity
+    terms = (affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution or []) \
+        if affinity and affinity.pod_anti_affinity else []
+    if any(term.topology_key == PROBE_TOPOLOGY_KEY for term in terms):
+        return None
+    return "leader Pod admitted without the exclusive-placement anti-affinity (mpod.kb.io not called yet)"
+
+
+def trainjob_validator(api) -> str | None:
+    body = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": PROBE_NAME},
+        "spec": {"runtimeRef": {"name": "tc-webhook-probe-missing"}},
+    }
+    return _dry_run_denied(api, "trainjobs", body, "validator.trainjob.trainer.kubeflow.org")
+
+
+def _runtime(kind: str, node_container: str = "not-node") -> dict:
+    # The trainer-ancestor replicatedJob must have a container named "node"; by default this
+    # one has not, which only the runtime webhooks check.
+    job = {"name": "node", "replicas": 1,
+           "template": {"metadata": {"labels": {TRAINER_ANCESTOR_LABEL: "trainer"}},
+                        "spec": {"template": _pod_template(node_container)}}}
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": kind, "metadata": {"name": PROBE_NAME},
+            "spec": {"template": {"spec": {"replicatedJobs": [job]}}}}
+
+
+def trainjob_defaulter(api) -> str | None:
+    """v2.2+: ``defaulter.trainjob`` stamps ``runtimePatches[].time``. A TrainJob is only
+    admitted when its runtime exists, so a valid ClusterTrainingRuntime is created for the dry
+    run and deleted again (no TrainJob refers to it, so the controller adds no finalizer)."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    custom = client.CustomObjectsApi(api)
+    group, version = "trainer.kubeflow.org", "v1alpha1"
+    try:
+        custom.create_cluster_custom_object(group, version, "clustertrainingruntimes",
+                                            _runtime("ClusterTrainingRuntime", node_container="node"))
+    except ApiException as exc:
+        if exc.status != 409:
+            return f"HTTP {exc.status}: {api_message(exc)}"
+    try:
+        body = {"apiVersion": f"{group}/{version}", "kind": "TrainJob", "metadata": {"name": PROBE_NAME},
+                "spec": {"runtimeRef": {"name": PROBE_NAME},
+                         "runtimePatches": [{"manager": "training-conformance.io/webhook-probe"}]}}
+        try:
+            created = custom.create_namespaced_custom_object(group, version, PROBE_NAMESPACE, "trainjobs", body,
+                                                             dry_run="All")
+        except ApiException as exc:
+            return f"HTTP {exc.status}: {api_message(exc)}"
+        stamped = created["spec"]["runtimePatches"][0].get("time")
+        return None if stamped else "TrainJob admitted without runtimePatches[0].time (defaulter not called yet)"
+    finally:
+        try:
+            custom.delete_cluster_custom_object(group, version, "clustertrainingruntimes", PROBE_NAME)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+
+
+def clustertrainingruntime_validator(api) -> str | None:
+    return _dry_run_denied(api, "clustertrainingruntimes", _runtime("ClusterTrainingRuntime"),
+                           "validator.clustertrainingruntime.trainer.kubeflow.org", namespaced=False)
+
+
+def trainingruntime_validator(api) -> str | None:
+    return _dry_run_denied(api, "trainingruntimes", _runtime("TrainingRuntime"),
+                           "validator.trainingruntime.trainer.kubeflow.org")
+
+
+PROBES = (
+    Probe(("vjobset.kb.io",), "JobSet denied by its validating webhook", jobset_validator),
+    Probe(("mjobset.kb.io",), "JobSet defaulted by its mutating webhook", jobset_defaulter),
+    Probe(("mpod.kb.io", "vpod.kb.io"), "JobSet pod webhooks called for a labelled Pod", jobset_pod_webhooks),
+    Probe(("validator.trainjob.trainer.kubeflow.org",),
+          "TrainJob with a missing runtime denied by the Trainer webhook", trainjob_validator),
+    Probe(("defaulter.trainjob.trainer.kubeflow.org",),
+          "TrainJob runtimePatches time stamped by the Trainer defaulter", trainjob_defaulter),
+    Probe(("validator.clustertrainingruntime.trainer.kubeflow.org",),
+          "ClusterTrainingRuntime without a node container denied", clustertrainingruntime_validator),
+    Probe(("validator.trainingruntime.trainer.kubeflow.org",),
+          "TrainingRuntime without a node container denied", trainingruntime_validator),
+)
+
+
+def probes_for(webhook_names: list[str]) -> tuple[list[Probe], list[str]]:
+    """The probes covering ``webhook_names``, and the names no probe covers."""
+    wanted = set(webhook_names)
+    chosen = [p for p in PROBES if wanted & set(p.webhooks)]
+    covered = {name for p in chosen for name in p.webhooks}
+    return chosen, sorted(wanted - covered)

@@ -1,0 +1,268 @@
+"""The upstream kit (conformance.upstream): the real Trainer and JobSet managers, built from their
+Go modules by ``make upstream-kit``, installed into the local control plane.
+
+Live tests (``-m live``) need ``make control-plane`` and ``make upstream-kit``; a missing build
+is an error naming the build command, never a skip. Each Trainer release gets its own install
+into one shared control plane, and the last test of each class checks that teardown leaves
+nothing behind - which is also what lets the next release install cleanly.
+
+Expected values are upstream facts (shared/reference/trainer-v2.md): which JobSet each Trainer
+release requires, the webhook names and paths (§5), the MPI topology denial (§1.1, test vector
+"runtime does not have Launcher even though MPI with runLauncherAsNode has 2 numNodes") and
+how a TrainJob becomes a JobSet (§4.2).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.cluster import LocalControlPlane
+from conformance.upstream import MissingUpstreamBuildError, UpstreamKit, known_versions
+from conformance.upstream.builds import find_build, upstream_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Trainer release -> the JobSet release its go.mod requires (trainer-v2.md header table: v2.1.0
+#: used jobset v0.10.1; v2.3.0 requires v0.12.0).
+RELEASES = {"v2.3.0": "v0.12.0", "v2.1.0": "v0.10.1"}
+
+ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
+MPI_DENIAL = (
+    'admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: '
+    "spec.trainer.numNodes: Invalid value: 2: must have 1 when MPI trainingRuntime with enabled "
+    "runLauncherAsNode does not have either launcher and node"
+)
+WEBHOOK_PATHS = {  # trainer-v2.md §5
+    "validator.trainjob.trainer.kubeflow.org": "/validate-trainer-kubeflow-org-v1alpha1-trainjob",
+    "validator.trainingruntime.trainer.kubeflow.org": "/validate-trainer-kubeflow-org-v1alpha1-trainingruntime",
+    "validator.clustertrainingruntime.trainer.kubeflow.org":
+        "/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime",
+}
+
+
+# ---------------------------------------------------------------------- without a cluster
+
+def test_every_trainer_module_has_a_jobset_module_for_the_release_it_requires():
+    from conformance.upstream.builds import TOOLS_DIR, pinned_version
+
+    jobsets = set(known_versions("jobset"))
+    for go_mod in sorted(TOOLS_DIR.glob("trainer-*/go.mod")):
+        trainer = pinned_version(go_mod, "github.com/kubeflow/trainer/v2")
+        required = pinned_version(go_mod, "sigs.k8s.io/jobset")
+        assert required in jobsets, f"{go_mod}: Trainer {trainer} requires JobSet {required}, not in {sorted(jobsets)}"
+        if trainer in RELEASES:
+            assert required == RELEASES[trainer]
+
+
+def test_missing_build_names_the_version_and_the_build_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("TC_CACHE_DIR", str(tmp_path))
+    with pytest.raises(MissingUpstreamBuildError) as error:
+        find_build("trainer", "v2.3.0")
+    message = str(error.value)
+    assert "trainer v2.3.0" in message and "make upstream-kit" in message and str(tmp_path) in message
+    with pytest.raises(MissingUpstreamBuildError):
+        UpstreamKit(tmp_path / "kubeconfig", "v9.9.9").up()
+
+
+# ---------------------------------------------------------------------- live
+
+live = pytest.mark.live
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalControlPlane() as plane:
+        yield plane
+
+
+@pytest.fixture(scope="module")
+def api(cluster):
+    with cluster.api_client() as client:
+        yield client
+
+
+def custom(api):
+    from kubernetes import client
+
+    return client.CustomObjectsApi(api)
+
+
+def wait_for(predicate, what: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.2)
+
+
+def ensure_namespace(api, name: str) -> None:
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        client.CoreV1Api(api).create_namespace({"metadata": {"name": name}})
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+
+
+def replicated_job(name: str, ancestor: str | None, container: str = "node") -> dict:
+    labels = {ANCESTOR: ancestor} if ancestor else {}
+    return {
+        "name": name,
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {"template": {"spec": {"containers": [
+                {"name": container, "image": "registry.invalid/trainer:1", "command": ["true"]}]}}},
+        },
+    }
+
+
+def cluster_runtime(name: str, ml_policy: dict, jobs: list[dict]) -> dict:
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": name},
+        "spec": {"mlPolicy": ml_policy, "template": {"spec": {"replicatedJobs": jobs}}},
+    }
+
+
+def train_job(name: str, runtime: str, num_nodes: int) -> dict:
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name},
+        "spec": {"runtimeRef": {"name": runtime}, "trainer": {"numNodes": num_nodes}},
+    }
+
+
+def create(api, obj: dict, namespace: str | None = None) -> dict:
+    group, version = obj["apiVersion"].split("/")
+    plural = obj["kind"].lower() + "s"
+    if namespace:
+        return custom(api).create_namespaced_custom_object(group, version, namespace, plural, obj)
+    return custom(api).create_cluster_custom_object(group, version, plural, obj)
+
+
+def slug(version: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", version.lower()).strip("-")
+
+
+@pytest.fixture(scope="class")
+def kit(cluster, trainer_version):
+    """Trainer ``trainer_version`` and its JobSet, installed for one test class; the class's last
+    test tears it down itself (down() is idempotent, so this finalizer is then a no-op)."""
+    kit = UpstreamKit(cluster.kubeconfig, trainer_version)
+    kit.up()
+    t = kit.timings
+    print(f"\n[upstream] Trainer {trainer_version} + JobSet {kit.jobset_version} up in {t.total:.1f}s "
+          f"(render {t.render:.1f}s, CRDs {t.crds:.1f}s, managers {t.managers:.1f}s, webhooks {t.webhooks:.1f}s)")
+    yield kit
+    kit.down()
+
+
+@pytest.fixture(scope="class")
+def namespace(api, kit, trainer_version):
+    name = f"tc-upstream-{slug(trainer_version)}"
+    ensure_namespace(api, name)
+    return name
+
+
+@live
+@pytest.mark.parametrize("trainer_version", list(RELEASES), ids=list(RELEASES), scope="class")
+class TestUpstreamKit:
+    def test_pairs_the_jobset_release_trainer_requires(self, kit, trainer_version):
+        assert kit.builds["trainer"].version == trainer_version
+        assert kit.jobset_version == RELEASES[trainer_version]
+        assert kit.unprobed_webhooks == []
+        for manager in kit.managers.values():
+            assert manager.running()
+
+    def test_webhooks_point_at_loopback_with_the_upstream_paths(self, api, kit):
+        from kubernetes import client
+
+        config = client.AdmissionregistrationV1Api(api).read_validating_webhook_configuration(
+            "validator.trainer.kubeflow.org")
+        urls = {w.name: w.client_config.url for w in config.webhooks}
+        trainer_url = kit.managers["trainer"].webhook_url
+        assert urls == {name: trainer_url + path for name, path in WEBHOOK_PATHS.items()}
+
+    def test_torch_trainjob_becomes_a_jobset_and_jobs(self, api, kit, namespace, trainer_version):
+        from kubernetes import client
+
+        runtime = f"tc-torch-{slug(trainer_version)}"
+        create(api, cluster_runtime(runtime, {"numNodes": 1, "torch": {}}, [replicated_job("node", "trainer")]))
+        created = create(api, train_job("torch", runtime, num_nodes=2), namespace)
+
+        def jobset():
+            items = custom(api).list_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", namespace, "jobsets")["items"]
+            return next((j for j in items if j["metadata"]["name"] == "torch"), None)
+
+        js = wait_for(jobset, "the Trainer controller to create JobSet torch")
+        owner = js["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+            "TrainJob", "torch", created["metadata"]["uid"], True)
+        # numNodes 2 from the TrainJob becomes the node PodSet count: parallelism and completions.
+        node = next(r for r in js["spec"]["replicatedJobs"] if r["name"] == "node")
+        assert (node["template"]["spec"]["parallelism"], node["template"]["spec"]["completions"]) == (2, 2)
+
+        batch = client.BatchV1Api(api)
+
+        def jobs():
+            return batch.list_namespaced_job(namespace, label_selector="jobset.sigs.k8s.io/jobset-name=torch").items
+
+        # JobSet names its Jobs <jobset>-<replicatedJob>-<index>; one replica of "node".
+        found = wait_for(jobs, "the JobSet controller to create the Jobs of JobSet torch")
+        assert [j.metadata.name for j in found] == ["torch-node-0"]
+        assert found[0].metadata.owner_references[0].kind == "JobSet"
+        assert (found[0].spec.parallelism, found[0].spec.completions) == (2, 2)
+
+    def test_mpi_trainjob_without_launcher_is_denied_by_the_upstream_webhook(self, api, kit, namespace, trainer_version):
+        from kubernetes.client.exceptions import ApiException
+
+        runtime = f"tc-mpi-node-only-{slug(trainer_version)}"
+        mpi = {"numNodes": 1, "mpi": {"runLauncherAsNode": True}}
+        create(api, cluster_runtime(runtime, mpi, [replicated_job("node", "trainer")]))
+
+        with pytest.raises(ApiException) as denied:
+            create(api, train_job("mpi-two-nodes", runtime, num_nodes=2), namespace)
+        assert denied.value.status == 403
+        assert json.loads(denied.value.body)["message"] == MPI_DENIAL
+
+        # Same runtime, numNodes 1: the check does not apply (test vector "... has only 1 numNodes").
+        create(api, train_job("mpi-one-node", runtime, num_nodes=1), namespace)
+
+    def test_teardown_leaves_nothing_behind(self, api, kit):
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        pids = [m.popen.pid for m in kit.managers.values()]
+        state_dir = kit.state_dir
+        kit.down()
+        print(f"\n[upstream] teardown {kit.timings.teardown:.1f}s")
+        ext = client.ApiextensionsV1Api(api)
+        crds = {c.metadata.name for c in ext.list_custom_resource_definition().items}
+        assert not {n for n in crds if n.endswith((".trainer.kubeflow.org", ".jobset.x-k8s.io"))}
+        admission = client.AdmissionregistrationV1Api(api)
+        names = {c.metadata.name for c in admission.list_validating_webhook_configuration().items}
+        names |= {c.metadata.name for c in admission.list_mutating_webhook_configuration().items}
+        assert not names & {"validator.trainer.kubeflow.org", "defaulter.trainer.kubeflow.org",
+                            "jobset-validating-webhook-configuration", "jobset-mutating-webhook-configuration"}
+        for pid in pids:
+            assert not Path(f"/proc/{pid}").exists(), f"manager process {pid} still there"
+        assert not state_dir.exists()
+        # Pods are admitted again without the (now stopped) JobSet pod webhooks.
+        pod = {"metadata": {"name": "after-teardown", "labels": {"jobset.sigs.k8s.io/jobset-name": "x"}},
+               "spec": {"containers": [{"name": "c", "image": "registry.invalid/x:1"}]}}
+        try:
+            client.CoreV1Api(api).create_namespaced_pod("default", pod, dry_run="All")
+        except ApiException as exc:  # pragma: no cover - the failure message is the point
+            pytest.fail(f"pod creation still blocked after teardown: {exc.status} {exc.body}")
