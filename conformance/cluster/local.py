@@ -22,6 +22,9 @@ Choices, and why:
 * ``--endpoint-reconciler-type=none``: the apiserver would publish its 127.0.0.1 address in the
   ``kubernetes`` Endpoints, which validation rejects (loopback), and nothing in the cluster
   could use it anyway - no pod really runs.
+* ``--shutdown-watch-termination-grace-period=2s`` lets a stopped apiserver end its clients'
+  watches; without it a restart (:meth:`LocalControlPlane.restart`) waits out the 60 s request
+  timeout, or our 10 s SIGTERM grace and then SIGKILL.
 * kube-controller-manager and kube-scheduler run with ``--leader-elect=false``: a single
   replica needs no lease, and with leader election a restart of the apiserver longer than the
   renew deadline would make both exit.
@@ -423,6 +426,10 @@ class LocalControlPlane:
                 f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
                 "--authorization-mode=Node,RBAC", "--allow-privileged=true",
                 "--endpoint-reconciler-type=none", "--profiling=false",
+                # On SIGTERM, end open watches instead of waiting for them: otherwise the HTTP
+                # server's shutdown waits out --request-timeout (60 s) while kube-controller-manager,
+                # kube-scheduler and kwok keep watching (measured: restart 14 s -> 5 s).
+                "--shutdown-watch-termination-grace-period=2s",
                 # Request-header (front-proxy) authentication, as kubeadm configures it.
                 f"--requestheader-client-ca-file={pki.ca_cert}",
                 f"--requestheader-allowed-names={certs.FRONT_PROXY_USER}",
