@@ -30,6 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Trainer release -> the JobSet release its go.mod requires (trainer-v2.md header table: v2.1.0
 #: used jobset v0.10.1; v2.3.0 requires v0.12.0).
 RELEASES = {"v2.3.0": "v0.12.0", "v2.1.0": "v0.10.1"}
+#: The release commits (trainer-v2.md header table).
+TRAINER_COMMITS = {"v2.3.0": "658725bdae5c7e3a0854d93ac6ff492e109a22ab",
+                   "v2.1.0": "73c9bece741ce17d2124abda3ec6bfcf5b5b8e87"}
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 MPI_DENIAL = (
@@ -67,6 +70,38 @@ def test_missing_build_names_the_version_and_the_build_command(tmp_path, monkeyp
     assert "trainer v2.3.0" in message and "make upstream-kit" in message and str(tmp_path) in message
     with pytest.raises(MissingUpstreamBuildError):
         UpstreamKit(tmp_path / "kubeconfig", "v9.9.9").up()
+
+
+def test_point_at_rewrites_every_service_client_config_to_loopback():
+    import base64
+
+    from conformance.upstream.manifests import OperatorManifests, point_at
+
+    service = {"service": {"name": "webhook-service", "namespace": "system", "path": "/validate-x"}}
+    webhook_config = {"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"},
+                      "webhooks": [{"name": "a.example.com", "clientConfig": service, "failurePolicy": "Fail"}]}
+    crd = {"kind": "CustomResourceDefinition", "metadata": {"name": "xs.example.com"},
+           "spec": {"conversion": {"strategy": "Webhook", "webhook": {
+               "clientConfig": {"service": {"name": "s", "namespace": "n", "path": "/convert"}},
+               "conversionReviewVersions": ["v1"]}}}}
+    original = OperatorManifests(crds=[crd], webhook_configurations=[webhook_config])
+    out = point_at(original, "https://127.0.0.1:9443", b"CA PEM")
+    ca = base64.b64encode(b"CA PEM").decode()
+    assert out.webhook_configurations[0]["webhooks"][0] == {
+        "name": "a.example.com", "clientConfig": {"url": "https://127.0.0.1:9443/validate-x", "caBundle": ca},
+        "failurePolicy": "Fail"}
+    assert out.crds[0]["spec"]["conversion"]["webhook"]["clientConfig"] == {
+        "url": "https://127.0.0.1:9443/convert", "caBundle": ca}
+    assert webhook_config["webhooks"][0]["clientConfig"] is service  # the input is left alone
+
+
+def test_point_at_refuses_a_webhook_without_a_service_path():
+    from conformance.upstream.manifests import ManifestError, OperatorManifests, point_at
+
+    config = {"kind": "MutatingWebhookConfiguration", "metadata": {"name": "m"},
+              "webhooks": [{"name": "b.example.com", "clientConfig": {"url": "https://elsewhere/"}}]}
+    with pytest.raises(ManifestError, match="MutatingWebhookConfiguration m webhook b.example.com"):
+        point_at(OperatorManifests(crds=[], webhook_configurations=[config]), "https://127.0.0.1:1", b"")
 
 
 # ---------------------------------------------------------------------- live
@@ -182,6 +217,8 @@ class TestUpstreamKit:
     def test_pairs_the_jobset_release_trainer_requires(self, kit, trainer_version):
         assert kit.builds["trainer"].version == trainer_version
         assert kit.jobset_version == RELEASES[trainer_version]
+        # The commit comes from the module proxy's .info (Origin), which a proxy may leave out.
+        assert kit.describe()["trainer"]["commit"] in ("", TRAINER_COMMITS[trainer_version])
         assert kit.unprobed_webhooks == []
         for manager in kit.managers.values():
             assert manager.running()
@@ -266,3 +303,28 @@ class TestUpstreamKit:
             client.CoreV1Api(api).create_namespaced_pod("default", pod, dry_run="All")
         except ApiException as exc:  # pragma: no cover - the failure message is the point
             pytest.fail(f"pod creation still blocked after teardown: {exc.status} {exc.body}")
+
+
+@live
+def test_manager_that_dies_at_start_fails_up_with_its_log_and_leaves_nothing(cluster, api, monkeypatch):
+    from kubernetes import client
+
+    from conformance.upstream import UpstreamStartError, kit as kit_module
+
+    real = kit_module.trainer_manager
+
+    def broken(*args, **kwargs):
+        manager = real(*args, **kwargs)
+        manager.argv.append("--no-such-flag")  # Go's flag package exits 2 on it
+        return manager
+
+    monkeypatch.setattr(kit_module, "trainer_manager", broken)
+    kit = UpstreamKit(cluster.kubeconfig, "v2.3.0")
+    with pytest.raises(UpstreamStartError) as error:
+        kit.up()
+    assert "trainer manager v2.3.0 exited (code 2)" in str(error.value)
+    assert "flag provided but not defined: -no-such-flag" in str(error.value)
+    crds = {c.metadata.name for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items}
+    assert not {n for n in crds if n.endswith((".trainer.kubeflow.org", ".jobset.x-k8s.io"))}
+    assert not kit.managers["jobset"].running()
+    assert not kit.state_dir.exists()

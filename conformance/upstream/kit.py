@@ -124,6 +124,11 @@ class UpstreamKit:
     def jobset_version(self) -> str:
         return self.builds["jobset"].version
 
+    def describe(self) -> dict[str, dict[str, str]]:
+        """What runs, for reports: module, version and commit of each upstream build."""
+        return {name: {"module": b.module, "version": b.version, "commit": b.commit}
+                for name, b in self.builds.items()}
+
     def __enter__(self) -> "UpstreamKit":
         return self.up()
 
@@ -274,7 +279,7 @@ class UpstreamKit:
                     raise UpstreamStartError(
                         f"{manager.name} manager {manager.build.version} exited (code {code}) while starting; "
                         f"{manager.log}:\n{log_tail(manager.log)}")
-                if _http_ok(manager.readyz_url):
+                if _http_ok(manager.healthz_url) and _http_ok(manager.readyz_url):
                     pending.remove(manager)
             if pending and time.monotonic() > deadline:
                 manager = pending[0]
