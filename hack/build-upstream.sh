@@ -70,6 +70,15 @@ for t in "${ALL[@]}"; do
   [[ -n "$found" ]] || die "tools/upstream/$t requires sigs.k8s.io/jobset $want, but no tools/upstream/jobset-* module builds that version"
 done
 
+# CPU seconds (user + sys) of finished children, go and its compilers included: unlike wall time
+# this hardly depends on what else the machine is doing. (`times` must run in this shell, not in
+# a $(...) subshell, so it goes through a file.)
+child_cpu() {
+  times > "$CACHE/.times.$$"
+  CHILD_CPU="$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$CACHE/.times.$$")"
+  rm -f "$CACHE/.times.$$"
+}
+
 total_start=$SECONDS
 built=() skipped=()
 for dir in "${targets[@]}"; do
@@ -102,16 +111,18 @@ for dir in "${targets[@]}"; do
     echo "[upstream] $kind $version up to date ($out/$name)"
     skipped+=("$kind-$version")
   else
-    echo "[upstream] $kind $version ($pkg) ..."
-    start=$SECONDS tmp="$out/.$name.tmp.$$"
+    gocache=warm; [[ -n "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ]] || gocache=empty
+    echo "[upstream] $kind $version ($pkg) ... (Go build cache: $gocache)"
+    child_cpu; start=$SECONDS cpu_start=$CHILD_CPU tmp="$out/.$name.tmp.$$"
     if ! (cd "$TOOLS/$dir" && nice -n "$NICE" go build -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg"); then
       rm -f "$tmp"
       die "building $kind $version failed after $((SECONDS - start))s (see the go output above)"
     fi
     mv -f "$tmp" "$out/$name"
     echo "$want" > "$out/.stamp"
-    echo "[upstream] $kind $version done in $((SECONDS - start))s ($(du -m "$out/$name" | cut -f1) MiB)"
-    echo "$(date -u +%FT%TZ) $kind $version seconds=$((SECONDS - start)) bytes=$(stat -c %s "$out/$name") go=$GO_VERSION" >> "$CACHE/build-times.log"
+    child_cpu; cpu=$((CHILD_CPU - cpu_start))
+    echo "[upstream] $kind $version done in $((SECONDS - start))s, ${cpu} CPU-s ($(du -m "$out/$name" | cut -f1) MiB)"
+    echo "$(date -u +%FT%TZ) $kind $version seconds=$((SECONDS - start)) cpu_seconds=$cpu bytes=$(stat -c %s "$out/$name") gocache=$gocache go=$GO_VERSION" >> "$CACHE/build-times.log"
     built+=("$kind-$version")
   fi
 

@@ -22,7 +22,8 @@ each as a local process built from its Go module, with webhooks served on 127.0.
 ``down()`` leaves the cluster as it was: it deletes the operators' objects while the managers
 still run (Trainer removes its runtime finalizers), then the webhook configurations (so nothing
 is left calling a dead port with ``failurePolicy: Fail``), stops the managers, and deletes the
-CRDs. It runs on leaving the ``with`` block, on a failure inside ``up()``, and at interpreter
+CRDs (a CRD of the same name that was there before ``up()`` is replaced by the release's and
+then deleted too). It runs on leaving the ``with`` block, on a failure inside ``up()``, and at interpreter
 exit; the managers also get SIGKILL if the thread that started them dies (PR_SET_PDEATHSIG).
 """
 

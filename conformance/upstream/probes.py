@@ -10,7 +10,8 @@ looks for something only the webhook produces:
   for an object that is valid for the CRD schema and invalid only for the webhook's own checks;
 * or a field only the mutating webhook sets, in the object the dry run returns.
 
-Dry runs leave nothing behind (every webhook here declares ``sideEffects: None``).
+Dry runs leave nothing behind (every webhook here declares ``sideEffects: None``); the one real
+object, the ClusterTrainingRuntime the Trainer defaulter probe needs, is deleted again at once.
 """
 
 from __future__ import annotations
