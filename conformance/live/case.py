@@ -9,7 +9,7 @@ Step by step (each bounded by a timeout):
    ``kubectl create`` would; a refusal becomes a rejection with the apiserver's code, reason and
    message, its field errors read from the Status (:mod:`.rejections`);
 3. wait until steady (:mod:`.steady`);
-4. list every kind the profile serves plus ConfigMap/Secret/Service/Job/Pod in the namespaces,
+4. list every kind the profile serves plus the built-in kinds render models in the namespaces,
    and the cluster-scoped inputs by name; Warning Events with reason ``ReconcileError`` become
    reconcile errors; namespaces are translated back, platform fields dropped
    (:mod:`.platform`), keys ordered like render's (:mod:`.keyorder`);
@@ -26,6 +26,7 @@ import time
 import reconciler
 from reconciler import crds as crd_files, meta, profiles
 from reconciler.live.facade import EVENT_COMPONENT, EVENT_REASON
+from reconciler.live.operator import builtin_kinds
 from reconciler.live.rest import ApiError
 from reconciler.live.waits import wait_until
 
@@ -36,7 +37,6 @@ from .session import LiveSession
 from .steady import reasons_not_steady
 
 FIELD_MANAGER = "training-conformance"
-COLLECTED_BUILTINS = (("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("batch/v1", "Job"), ("v1", "Pod"))
 CASE_LABEL = "training-conformance.io/case"
 
 
@@ -49,6 +49,8 @@ class CaseRun:
         self.timings: dict[str, float] = {}
         self.cluster_scoped: list[dict] = []
         self._applied_at = time.monotonic()
+        #: Set when Pods wait for a scheduler the cluster does not run: the case is skipped.
+        self.skip_reason: str | None = None
 
     # ------------------------------------------------------------------ the steps
     def run(self) -> Outcome:
@@ -132,7 +134,7 @@ class CaseRun:
 
         def ready() -> list[str]:
             objects = [o for o in cache.all() if (o.get("metadata") or {}).get("namespace") in namespaces]
-            return reasons_not_steady(objects)
+            return reasons_not_steady(objects, status_too=True)
 
         reasons = self.session.activity.wait(namespaces, ready, self.session.settings.quiet,
                                              self.session.settings.steady_timeout, since=self._applied_at)
@@ -140,9 +142,25 @@ class CaseRun:
             outcome.input_errors.append(
                 f"live: no steady state after {self.session.settings.steady_timeout:.0f}s: " + "; ".join(
                     self.names.back(reasons[:5])))
+            return
+
+        def unscheduled() -> list[str]:
+            return [f"{meta.describe(o)} (schedulerName {o['spec']['schedulerName']})" for o in cache.all()
+                    if o.get("kind") == "Pod" and o["metadata"].get("namespace") in namespaces
+                    and not _default_scheduler(o) and not (o.get("spec") or {}).get("nodeName")]
+
+        if unscheduled():
+            # Another scheduler may run in this cluster (a vendor's); give it a moment to bind.
+            waiting = self.session.activity.wait(namespaces, unscheduled, 0.0, self.session.settings.scheduler_grace,
+                                                 since=time.monotonic())
+            if waiting:
+                schedulers = sorted({p.rsplit("schedulerName ", 1)[1].rstrip(")") for p in waiting})
+                self.skip_reason = (f"needs scheduler {', '.join(schedulers)}, which this cluster does not run: "
+                                    f"{len(waiting)} pod(s) stayed unscheduled for "
+                                    f"{self.session.settings.scheduler_grace:.0f}s")
 
     def _kinds(self) -> list[tuple[str, str]]:
-        return [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(self.profile.crd_dirs)] + list(COLLECTED_BUILTINS)
+        return [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(self.profile.crd_dirs)] + builtin_kinds()
 
     def _collect(self, outcome: Outcome) -> None:
         objects = []
@@ -205,6 +223,10 @@ class CaseRun:
             if self.api.delete(resource, None, name, propagation="Background") is not None:
                 wait_until(self.api, resource, lambda items, n=name: all(i["metadata"]["name"] != n for i in items),
                            self.session.settings.steady_timeout, what=f"{obj['kind']} {name} to be deleted")
+
+
+def _default_scheduler(pod: dict) -> bool:
+    return (pod.get("spec") or {}).get("schedulerName") in (None, "", "default-scheduler")
 
 
 def _label_value(text: str) -> str:

@@ -17,6 +17,10 @@ ServiceAccount admission           ``serviceAccountName``/``serviceAccount: defa
                                    ``kube-api-access-*`` projected volume and its mounts
 DefaultTolerationSeconds           the ``not-ready``/``unreachable`` NoExecute tolerations, 300 s
 kube-scheduler                     ``nodeName``
+resources                          ``requests`` copied from ``limits`` (defaulting), and a
+                                   quantity's spelling: the apiserver re-serializes built-in
+                                   objects' quantities canonically (``2.5`` → ``2500m``); the
+                                   template's spelling is kept when the values are equal
 container                          ``terminationMessagePath: /dev/termination-log``,
                                    ``terminationMessagePolicy: File``, ``resources: {}``,
                                    ``imagePullPolicy`` (``Always`` for ``:latest`` or no tag,
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 import copy
 
-from reconciler import meta
+from reconciler import meta, quantity
 
 _POD_SPEC_DEFAULTS = {"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "securityContext": {},
                       "terminationGracePeriodSeconds": 30}
@@ -146,7 +150,34 @@ def _strip_pod_spec(spec: dict | None, source: dict, pod: bool) -> None:
             _strip_container(container, source_container, sa_volumes)
 
 
+def _strip_resources(container: dict, source: dict) -> None:
+    resources = container.get("resources")
+    if not isinstance(resources, dict):
+        return
+    wanted = source.get("resources") or {}
+    limits, requests = resources.get("limits") or {}, resources.get("requests")
+    if isinstance(requests, dict):
+        for name in list(requests):
+            if name in limits and requests[name] == limits[name] and name not in (wanted.get("requests") or {}):
+                del requests[name]  # defaulted from the limit
+        if not requests and "requests" not in wanted:
+            del resources["requests"]
+    for section in ("limits", "requests"):
+        for name, amount in (resources.get(section) or {}).items():
+            spelled = (wanted.get(section) or {}).get(name)
+            if spelled is not None and spelled != amount and _same_quantity(spelled, amount):
+                resources[section][name] = spelled
+
+
+def _same_quantity(a, b) -> bool:
+    try:
+        return quantity.parse(a) == quantity.parse(b)
+    except ValueError:
+        return False
+
+
 def _strip_container(container: dict, source: dict, sa_volumes: set[str]) -> None:
+    _strip_resources(container, source)
     for key, value in _CONTAINER_DEFAULTS.items():
         _drop_default(container, source, key, value)
     _drop_default(container, source, "imagePullPolicy", _pull_policy(container.get("image", "")))

@@ -5,7 +5,11 @@ failures, 422). A webhook denial (403) carries only a message - controller-runti
 causes - so its errors are read back from the message, which is ``field.ErrorList``'s aggregate:
 one error as is, several as ``[a, b]``, each ``<field>: <Type>[: <value>][: <detail>]``. Values
 are read as JSON (quoted strings, numbers, ``true``, JSON objects); a value printed some other way
-(Go's ``%#v`` of a struct) is left out rather than guessed.
+(Go's ``%#v`` of a struct) is left out rather than guessed - except ``intstr.IntOrString``, whose
+``%#v`` form names the one value it holds.
+
+An aggregate is split at ``", "`` only where a new ``<field>: <Type>`` starts, since details
+themselves contain commas ("must not have reserved envs, invalid envs configured: [...]").
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ _TYPES = {
 # Error types whose rendering carries no value (field.Error.ErrorBody).
 _VALUELESS = {"Required value", "Forbidden", "Too long", "Not found", "Internal error"}
 _KNOWN = sorted(set(_TYPES.values()), key=len, reverse=True)
+_ITEM_START = re.compile(r"(<nil>|[A-Za-z][\w.\-\[\]]*): (" + "|".join(re.escape(t) for t in _KNOWN) + r")(: |,|$)")
+_GO_STRUCT = re.compile(r"^[\w.*]+\{")
+_INT_OR_STRING = re.compile(r'^intstr\.IntOrString\{Type:(\d+), IntVal:(-?\d+), StrVal:"((?:[^"\\]|\\.)*)"\}$')
 _WEBHOOK_PREFIX = re.compile(r'^admission webhook "[^"]*" denied the request: ')
 _INVALID_PREFIX = re.compile(r"^.*? is invalid: ")
 
@@ -39,7 +46,8 @@ def field_errors(status: dict) -> list[dict]:
 
 def _from_cause(cause: dict) -> dict:
     type_ = _TYPES.get(cause.get("reason", ""), cause.get("reason", ""))
-    error = {"type": type_, "field": cause.get("field", "")}
+    field = cause.get("field", "")
+    error = {"type": type_, "field": "" if field == "<nil>" else field}
     error.update(_body(type_, cause.get("message", "")))
     return error
 
@@ -50,6 +58,8 @@ def _body(type_: str, text: str) -> dict:
     rest = rest.removeprefix(": ")
     if type_ in _VALUELESS or not rest:
         return {"detail": rest}
+    if _GO_STRUCT.match(rest):
+        return _go_struct_body(rest)
     try:
         value, end = json.JSONDecoder().raw_decode(rest)
     except json.JSONDecodeError:
@@ -59,6 +69,38 @@ def _body(type_: str, text: str) -> dict:
     if rest[end:].startswith(": "):
         return {"detail": rest[end + 2:], "value": value}
     return {"detail": rest}
+
+
+def _go_struct_body(rest: str) -> dict:
+    """``pkg.Type{...}: detail`` - the value printed with %#v."""
+    end = _closing(rest, rest.index("{"))
+    text, detail = rest[:end + 1], rest[end + 1:].removeprefix(": ")
+    match = _INT_OR_STRING.match(text)
+    if match is None:
+        return {"detail": detail}
+    value = int(match.group(2)) if match.group(1) == "0" else json.loads(f'"{match.group(3)}"')
+    return {"detail": detail, "value": value}
+
+
+def _closing(text: str, start: int) -> int:
+    depth, quoted, i = 0, False, start
+    while i < len(text):
+        ch = text[i]
+        if quoted:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return len(text) - 1
 
 
 def parse_error(item: str) -> dict:
@@ -90,7 +132,7 @@ def split_aggregate(text: str) -> list[str]:
             depth += 1
         elif ch in "]})":
             depth -= 1
-        elif depth == 0 and inner.startswith(", ", i):
+        elif depth == 0 and inner.startswith(", ", i) and _ITEM_START.match(inner, i + 2):
             items.append(inner[start:i])
             start = i + 2
             i += 1

@@ -6,8 +6,8 @@
   (``python -m reconciler.live``), restarted whenever the profile changes (each profile serves
   its own CRDs). ``TC_LIVE_OPERATOR=external`` leaves installing and running an operator to the
   user: the harness then only applies inputs and reads back what happened.
-* Informers over every kind a case can produce (the profile's CRD kinds, ConfigMap, Secret,
-  Service, Job, Pod, Event) feed :class:`~conformance.live.steady.Activity` and a cache that the
+* Informers over every kind a case can produce (the profile's CRD kinds, the built-in kinds
+  render models - ConfigMap, Secret, Service, Job, Pod, NetworkPolicy ... - and Events) feed :class:`~conformance.live.steady.Activity` and a cache that the
   steadiness check reads.
 """
 
@@ -27,12 +27,11 @@ from pathlib import Path
 
 from reconciler import crds as crd_files, profiles
 from reconciler.live.informer import Cache, Informer, wait_synced
+from reconciler.live.operator import builtin_kinds
 from reconciler.live.rest import Api
 
 from .steady import Activity
 
-BUILTIN_KINDS = (("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("batch/v1", "Job"), ("v1", "Pod"),
-                 ("v1", "Event"))
 
 
 def _env_float(name: str, default: float) -> float:
@@ -48,6 +47,8 @@ class Settings:
         self.quiet = _env_float("TC_LIVE_QUIET", 0.3)
         self.steady_timeout = _env_float("TC_LIVE_TIMEOUT", 30.0)
         self.start_timeout = _env_float("TC_LIVE_START_TIMEOUT", 90.0)
+        #: How long Pods for another scheduler (volcano) may stay unbound before the case is skipped.
+        self.scheduler_grace = _env_float("TC_LIVE_SCHEDULER_GRACE", 2.0)
 
 
 class OperatorProcess:
@@ -62,7 +63,12 @@ class OperatorProcess:
              "--exit-with-stdin", "--timeout", str(timeout)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file)
         lines: queue.Queue = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(line) for line in self.proc.stdout], daemon=True).start()
+        def read() -> None:
+            for line in self.proc.stdout:
+                lines.put(line)
+            lines.put(b"")  # stdout closed: the operator has exited
+
+        threading.Thread(target=read, daemon=True).start()
         try:
             line = lines.get(timeout=timeout + 10)
         except queue.Empty:
@@ -145,7 +151,7 @@ class LiveSession:
         self.timings[f"operator {profile}"] = time.monotonic() - started
 
     def _start_informers(self, profile) -> None:
-        kinds = [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(profile.crd_dirs)] + list(BUILTIN_KINDS)
+        kinds = [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(profile.crd_dirs)] + builtin_kinds() + [("v1", "Event")]
         self.cache = Cache()
         for api_version, kind in kinds:
             resource = self.api.resource(api_version, kind)

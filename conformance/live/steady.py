@@ -87,7 +87,7 @@ def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:
     if status.get("active", 0) != len(running):
         return f"status.active {status.get('active', 0)} but {len(running)} unfinished pod(s)"
     finished = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-                   for c in status.get("conditions", []))
+                   for c in status.get("conditions") or [])
     if not finished and not spec.get("suspend"):
         parallelism = spec.get("parallelism", 1)
         completions = spec.get("completions")
@@ -96,7 +96,7 @@ def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:
             return f"{len(running)} of {wanted} pod(s) created"
     if status_too:
         ready = sum(1 for p in running if any(c.get("type") == "Ready" and c.get("status") == "True"
-                                              for c in (p.get("status") or {}).get("conditions", [])))
+                                              for c in (p.get("status") or {}).get("conditions") or []))
         if status.get("ready", 0) != ready:
             return f"status.ready {status.get('ready', 0)} but {ready} ready pod(s)"
     return None

@@ -31,14 +31,15 @@ from .workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
-#: Built-in kinds whose changes can concern a controller (children it owns).
-_BUILTIN_WATCHED = (("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("v1", "Pod"), ("batch/v1", "Job"))
+def builtin_kinds() -> list[tuple[str, str]]:
+    """The built-in kinds render models (children controllers own), without Namespace."""
+    return sorted(k for k in builtin.BUILTIN if k != ("v1", "Namespace"))
 
 
 def runs_live(controller) -> bool:
     """False for stand-ins of Kubernetes' own controllers: they watch built-in kinds only."""
-    builtin_kinds = {(meta.group_of(api_version), kind) for api_version, kind in builtin.BUILTIN}
-    return any(tuple(gk) not in builtin_kinds for gk in controller.watches)
+    built_in = {(meta.group_of(api_version), kind) for api_version, kind in builtin.BUILTIN}
+    return any(tuple(gk) not in built_in for gk in controller.watches)
 
 
 def field_manager(controller) -> str:
@@ -105,7 +106,7 @@ class Operator:
             self.webhooks.stop()
 
     def _watched_resources(self):
-        kinds = [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(self.profile.crd_dirs)] + list(_BUILTIN_WATCHED)
+        kinds = [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(self.profile.crd_dirs)] + builtin_kinds()
         for api_version, kind in kinds:
             yield self.api.must_resource(api_version, kind)
 

@@ -51,4 +51,4 @@ def _typed(obj: dict, resource: Resource) -> dict:
 
 
 def condition_true(obj: dict, type_: str) -> bool:
-    return any(c.get("type") == type_ and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions", []))
+    return any(c.get("type") == type_ and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or [])
