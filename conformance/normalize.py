@@ -1,7 +1,8 @@
 """Normalize a set of objects into the stable form stored in goldens.
 
 Render and live runs produce the same golden only after removing what the apiserver invents:
-UIDs (replaced by the name of the object they point at, so owner links stay visible), resource
+UIDs (replaced by the name of the object they point at, so owner links stay visible - also inside
+longer strings, as ``<uid of Kind ns/name>``), resource
 versions, timestamps, managed fields, generated name suffixes, status, and the SSH key pair
 (checked to be a real ECDSA P-521 key, then replaced by a description, so goldens never churn).
 
@@ -33,6 +34,7 @@ _TIME_KEYS = {"lastTransitionTime", "lastProbeTime", "lastHeartbeatTime", "lastU
 _DROP_STATUS = {"observedGeneration", "uncountedTerminatedPods"}
 _POD_CONDITIONS = ("Ready", "DisruptionTarget")
 _NAME_TOKEN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def normalize(objects: list[dict], status: bool = False) -> list[dict]:
@@ -120,8 +122,12 @@ def _replace_uids(value, owners: dict[str, str]):
         return {k: _replace_uids(v, owners) for k, v in value.items()}
     if isinstance(value, list):
         return [_replace_uids(v, owners) for v in value]
-    if isinstance(value, str) and value in owners:
-        return owners[value]
+    if isinstance(value, str):
+        if value in owners:
+            return owners[value]
+        # A UID inside a longer string (Volcano's pod annotation scheduling.k8s.io/group-name is
+        # "<job>-<job uid>"): replaced in place, bracketed so the rest of the string stays readable.
+        return _UUID.sub(lambda m: f"<{owners[m.group(0)]}>" if m.group(0) in owners else m.group(0), value)
     return value
 
 
