@@ -29,6 +29,9 @@ Choices, and why:
   replica needs no lease, and with leader election a restart of the apiserver longer than the
   renew deadline would make both exit.
 * etcd runs with ``--unsafe-no-fsync``: the data is thrown away, durability buys nothing.
+* ``volcano-binder`` (a Python child, :mod:`.volcano_binder`) stands in for the Volcano
+  scheduler: it binds Pods with ``schedulerName: volcano`` to fake Nodes and does nothing else
+  (gang-less). Platform, like kwok - in a vendor's cluster the real Volcano scheduler runs.
 * kwok manages only Nodes annotated ``kwok.x-k8s.io/node: fake`` (all Nodes here) with the
   stages in ``kwok-stages.yaml``; that file documents the pod-outcome convention
   (``training-conformance.io/exit-code`` label). Node liveness goes through Leases
@@ -52,6 +55,7 @@ import shutil
 import signal
 import socket
 import ssl
+import sys
 import tempfile
 import threading
 import time
@@ -75,6 +79,8 @@ KWOK_NODE_ANNOTATION_VALUE = "fake"
 KWOK_NODE_LEASE_SECONDS = 40
 STAGES_FILE = Path(__file__).with_name("kwok-stages.yaml")
 STATE_FILE = "state.json"
+#: Not a built binary: the Volcano scheduler's stand-in (gang-less binder, see volcano_binder.py).
+VOLCANO_BINDER = "volcano-binder"
 CLUSTER_NAME = "training-conformance"
 
 
@@ -268,7 +274,7 @@ class LocalControlPlane:
                 mark("etcd")
                 self._start_and_wait(["kube-apiserver"])
                 mark("kube-apiserver")
-                clients = ["kube-controller-manager", "kube-scheduler", "kwok"]
+                clients = ["kube-controller-manager", "kube-scheduler", "kwok", VOLCANO_BINDER]
                 for name in clients:
                     self._start(name)
                 with self.api_client() as api:
@@ -397,7 +403,7 @@ class LocalControlPlane:
             self.state_dir = Path(tempfile.mkdtemp(prefix="tc-cluster-"))
         self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         pki = certs.generate().write(self.state_dir / "pki")
-        etcd_port, peer_port, api_port, kcm_port, sched_port, kwok_port = free_ports(6)
+        etcd_port, peer_port, api_port, kcm_port, sched_port, kwok_port, binder_port = free_ports(7)
         self.server = f"https://127.0.0.1:{api_port}"
         self._write_kubeconfig(pki)
         logs = self.state_dir / "logs"
@@ -449,6 +455,8 @@ class LocalControlPlane:
                 f"--node-lease-duration-seconds={KWOK_NODE_LEASE_SECONDS}",
                 f"--cidr={POD_CIDR}", "--node-ip=127.0.0.1", f"--server-address=127.0.0.1:{kwok_port}",
             ],
+            VOLCANO_BINDER: ["-m", "conformance.cluster.volcano_binder", f"--kubeconfig={kubeconfig}",
+                             f"--health-port={binder_port}"],
         }
         health = {
             "etcd": f"http://127.0.0.1:{etcd_port}/readyz",
@@ -456,10 +464,12 @@ class LocalControlPlane:
             "kube-controller-manager": f"https://127.0.0.1:{kcm_port}/healthz",
             "kube-scheduler": f"https://127.0.0.1:{sched_port}/readyz",
             "kwok": f"http://127.0.0.1:{kwok_port}/readyz",
+            VOLCANO_BINDER: f"http://127.0.0.1:{binder_port}/readyz",
         }
+        executables = {**{name: str(binaries[name]) for name in COMPONENTS}, VOLCANO_BINDER: sys.executable}
         self.components = {
-            name: Component(name, [str(binaries[name]), *argv[name]], logs / f"{name}.log", health[name])
-            for name in COMPONENTS
+            name: Component(name, [executables[name], *argv[name]], logs / f"{name}.log", health[name])
+            for name in (*COMPONENTS, VOLCANO_BINDER)
         }
 
     def _write_kubeconfig(self, pki: certs.CertPaths) -> None:

@@ -153,7 +153,13 @@ class CaseRun:
             # Another scheduler may run in this cluster (a vendor's); give it a moment to bind.
             waiting = self.session.activity.wait(namespaces, unscheduled, 0.0, self.session.settings.scheduler_grace,
                                                  since=time.monotonic())
-            if waiting:
+            if not waiting:  # bound meanwhile: wait for those Pods to start
+                reasons = self.session.activity.wait(namespaces, ready, self.session.settings.quiet,
+                                                     self.session.settings.steady_timeout, since=time.monotonic())
+                if reasons:
+                    outcome.input_errors.append("live: no steady state after binding: " + "; ".join(
+                        self.names.back(reasons[:5])))
+            else:
                 schedulers = sorted({p.rsplit("schedulerName ", 1)[1].rstrip(")") for p in waiting})
                 self.skip_reason = (f"needs scheduler {', '.join(schedulers)}, which this cluster does not run: "
                                     f"{len(waiting)} pod(s) stayed unscheduled for "

@@ -5,8 +5,9 @@ time of the last one per namespace and wakes waiters. A case is steady when
 
 1. nothing is being deleted (a deletionTimestamp is a change still under way),
 2. every Pod a scheduler will place has been placed and started (phase past Pending) - kwok
-   has done its part; a Pod for a scheduler the cluster does not run (``schedulerName: volcano``)
-   stays Pending for good and does not hold the case up,
+   has done its part; a Pod bound by another scheduler (Volcano, or the local control plane's
+   volcano-binder) has to start too, but an unbound Pod for a scheduler the cluster may not run
+   (``schedulerName: volcano``) does not hold the case up (the case decides, see ``case.py``),
 3. every Job's ``status.active`` counts its unfinished Pods and, unless it is finished or
    suspended, there are as many of them as it wants - kube-controller-manager's Job controller
    has caught up (with ``ready=True`` also its 1 s-batched ``status.ready``), and
@@ -70,7 +71,9 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
             for ref in md.get("ownerReferences", []):
                 pods_by_owner.setdefault(ref.get("uid", ""), []).append(obj)
             phase = (obj.get("status") or {}).get("phase")
-            if (obj.get("spec") or {}).get("schedulerName") in _DEFAULT_SCHEDULERS and phase in (None, "Pending"):
+            spec = obj.get("spec") or {}
+            # Bound (by any scheduler), or to be bound by kube-scheduler: it has to start.
+            if (spec.get("nodeName") or spec.get("schedulerName") in _DEFAULT_SCHEDULERS) and phase in (None, "Pending"):
                 reasons.append(f"{meta.describe(obj)} is {phase or 'new'}")
     for job in objects:
         if job.get("kind") == "Job" and job.get("apiVersion") == "batch/v1":
