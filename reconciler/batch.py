@@ -132,7 +132,7 @@ class JobController:
                 env = container.setdefault("env", [])
                 if not meta.find_named(env, "JOB_COMPLETION_INDEX"):
                     env.append({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-                        "fieldPath": f"metadata.annotations['{COMPLETION_INDEX}']"}}})
+                        "fieldPath": f"metadata.labels['{COMPLETION_INDEX}']"}}})
         return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
 
 

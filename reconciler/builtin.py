@@ -9,7 +9,8 @@ objects by the normalizer, so goldens show what an operator wrote, not kube-apis
 
 from __future__ import annotations
 
-from .errors import FieldError, invalid
+from . import quantity
+from .errors import REQUIRED, FieldError, invalid
 
 BUILTIN = {
     ("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("v1", "Pod"), ("v1", "Namespace"),
@@ -65,8 +66,40 @@ def _default_job(job: dict) -> None:
 def validate(obj: dict) -> list[FieldError]:
     """kube-apiserver's own validation of a built-in kind (a 422 Invalid, like a CRD schema error)."""
     if obj.get("kind") == "Job":
-        return _validate_job(obj)
+        pod_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        return _validate_job(obj) + _validate_resources(pod_spec, "spec.template.spec")
+    if obj.get("kind") == "Pod":
+        return _validate_resources(obj.get("spec") or {}, "spec")
     return []
+
+
+def _overcommit_allowed(resource: str) -> bool:
+    # helper.IsOvercommitAllowed: native resources (no domain, or *kubernetes.io/) except hugepages.
+    native = "/" not in resource or "kubernetes.io/" in resource
+    return native and not resource.startswith("hugepages-")
+
+
+def _validate_resources(pod_spec: dict, path: str) -> list[FieldError]:
+    """ValidateResourceRequirements: an extended resource (``nvidia.com/gpu``) needs a limit equal to
+    its request, and no request may exceed its limit. A Job whose template breaks this is refused,
+    so a TrainJob that requests GPUs without limits never gets pods on a real cluster."""
+    errors = []
+    for field in ("initContainers", "containers"):
+        for i, container in enumerate(pod_spec.get(field) or []):
+            resources = container.get("resources") or {}
+            requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+            base = f"{path}.{field}[{i}].resources"
+            for name, requested in requests.items():
+                if name not in limits:
+                    if not _overcommit_allowed(name):
+                        errors.append(FieldError(REQUIRED, f"{base}.limits", "Limit must be set for non overcommitable resources"))
+                    continue
+                req, lim = quantity.parse(requested), quantity.parse(limits[name])
+                if req != lim and not _overcommit_allowed(name):
+                    errors.append(invalid(f"{base}.requests", str(requested), f"must be equal to {name} limit of {limits[name]}"))
+                elif req > lim:
+                    errors.append(invalid(f"{base}.requests", str(requested), f"must be less than or equal to {name} limit of {limits[name]}"))
+    return errors
 
 
 def _validate_job(job: dict) -> list[FieldError]:

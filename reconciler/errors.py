@@ -34,7 +34,7 @@ def render_value(value) -> str:
     if hasattr(value, "go_repr"):
         return value.go_repr()
     if value is None:
-        return '"null"'
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

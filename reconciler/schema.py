@@ -21,6 +21,7 @@ import re
 
 import cel
 
+from .errors import _OMIT as _OMITTED
 from .errors import INVALID, NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, DUPLICATE, FieldError
 
 _SUPPORTED_KEYWORDS = {
@@ -78,11 +79,21 @@ def validate(obj: dict, schema: dict) -> list[FieldError]:
     body_schema = _body(schema)
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
     errors = _validate(body, body_schema, "")
+    if not _has_cel(body_schema):
+        return errors  # no CEL validator at all, so nothing is reported as skipped
     if any(e.blocking for e in errors):
         errors.append(BLOCKED_CEL)
     else:
         errors.extend(_validate_cel(body, body_schema, ""))
     return errors
+
+
+def _has_cel(schema) -> bool:
+    if isinstance(schema, dict):
+        return "x-kubernetes-validations" in schema or any(_has_cel(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_has_cel(v) for v in schema)
+    return False
 
 
 # --------------------------------------------------------------------------- pruning
@@ -187,14 +198,14 @@ def _validate(value, schema: dict, path: str) -> list[FieldError]:
                 errors.append(FieldError(INVALID, path, f"{where} in body should be less than or equal to {schema['maximum']}", value))
     if isinstance(value, str):
         if "maxLength" in schema and len(value.encode()) > schema["maxLength"]:
-            errors.append(FieldError(TOO_LONG, path, f"may not be more than {schema['maxLength']} bytes", value))
+            errors.append(FieldError(TOO_LONG, path, f"may not be more than {schema['maxLength']} bytes", value, blocking=True))
         if "minLength" in schema and len(value) < schema["minLength"]:
             errors.append(FieldError(INVALID, path, f"{where} in body should be at least {schema['minLength']} chars long", value))
         if "pattern" in schema and not re.search(schema["pattern"], value):
             errors.append(FieldError(INVALID, path, f"{where} in body should match '{schema['pattern']}'", value))
     if isinstance(value, list):
         if "maxItems" in schema and len(value) > schema["maxItems"]:
-            errors.append(FieldError(TOO_MANY, path, f"must have at most {schema['maxItems']} items", len(value)))
+            errors.append(FieldError(TOO_MANY, path, f"must have at most {schema['maxItems']} items", len(value), blocking=True))
         if "minItems" in schema and len(value) < schema["minItems"]:
             errors.append(FieldError(INVALID, path, f"{where} in body should have at least {schema['minItems']} items", len(value)))
         items = schema.get("items")
@@ -205,7 +216,7 @@ def _validate(value, schema: dict, path: str) -> list[FieldError]:
     if isinstance(value, dict):
         for key in schema.get("required", []):
             if key not in value:
-                errors.append(FieldError(REQUIRED, _join(path, key)))
+                errors.append(FieldError(REQUIRED, _join(path, key), blocking=True))
         props = schema.get("properties") or {}
         for key, sub in props.items():
             if key in value:
@@ -250,7 +261,8 @@ def _validate_cel(value, schema: dict, path: str) -> list[FieldError]:
             continue  # transition rules only apply to updates
         message = (rule.get("message") or rule["rule"]).strip()
         rule_path = path + rule.get("fieldPath", "") if rule.get("fieldPath") else path
-        shown_type = "" if schema.get("x-kubernetes-int-or-string") else schema.get("type", "")
+        # kube-apiserver 1.35 prints the value of a scalar and no value for an object or a list.
+        shown = _OMITTED if isinstance(value, (dict, list)) else value
         try:
             ok = _evaluate(rule["rule"], value)
         except Exception as exc:  # evaluation errors are reported, as the apiserver does
@@ -260,7 +272,7 @@ def _validate_cel(value, schema: dict, path: str) -> list[FieldError]:
                           f"function or macro signature for rule: {message}")
             else:
                 detail = f"{text} evaluating rule: {message}"
-            errors.append(FieldError(INVALID, rule_path, detail, shown_type))
+            errors.append(FieldError(INVALID, rule_path, detail, shown))
             continue
         if ok is not True:
             if rule.get("reason") == "FieldValueForbidden":
@@ -268,7 +280,7 @@ def _validate_cel(value, schema: dict, path: str) -> list[FieldError]:
             elif rule.get("reason") == "FieldValueRequired":
                 errors.append(FieldError(REQUIRED, rule_path, message))
             else:
-                errors.append(FieldError(INVALID, rule_path, message, shown_type))
+                errors.append(FieldError(INVALID, rule_path, message, shown))
     if isinstance(value, dict):
         props = schema.get("properties") or {}
         for key, sub in props.items():

@@ -66,7 +66,7 @@ def test_render_schema_rejection_says_so():
     run = conformance("render", "-f", "-", stdin=dump(docs))
     assert run.returncode == 1
     assert "error: ClusterTrainingRuntime mpi-distributed was rejected by the CRD schema (422 Invalid):" in run.stderr
-    assert 'spec.mlPolicy: Invalid value: "object": Only one of the policy can be configured' in run.stderr
+    assert 'spec.mlPolicy: Invalid value: Only one of the policy can be configured' in run.stderr
 
 
 @pytest.mark.parametrize("text, message", [
