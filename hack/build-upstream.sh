@@ -37,6 +37,9 @@ command -v go >/dev/null || die "go not found on PATH (Go >= 1.26 is needed)"
 CACHE="${TC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/training-conformance}/upstream"
 mkdir -p "$CACHE"
 GO_VERSION="$(go env GOVERSION)"
+# Whether the first build starts from an empty Go build cache (a cold build), looked at before
+# any go command below writes to it; every later build in this run profits from the earlier ones.
+gocache=warm; [[ -n "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ]] || gocache=empty
 
 ALL=()
 for d in "$TOOLS"/*/; do d="${d%/}"; [[ -f "$d/go.mod" ]] && ALL+=("${d##*/}"); done
@@ -111,7 +114,6 @@ for dir in "${targets[@]}"; do
     echo "[upstream] $kind $version up to date ($out/$name)"
     skipped+=("$kind-$version")
   else
-    gocache=warm; [[ -n "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ]] || gocache=empty
     echo "[upstream] $kind $version ($pkg) ... (Go build cache: $gocache)"
     child_cpu; start=$SECONDS cpu_start=$CHILD_CPU tmp="$out/.$name.tmp.$$"
     if ! (cd "$TOOLS/$dir" && nice -n "$NICE" go build -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg"); then
@@ -123,7 +125,7 @@ for dir in "${targets[@]}"; do
     child_cpu; cpu=$((CHILD_CPU - cpu_start))
     echo "[upstream] $kind $version done in $((SECONDS - start))s, ${cpu} CPU-s ($(du -m "$out/$name" | cut -f1) MiB)"
     echo "$(date -u +%FT%TZ) $kind $version seconds=$((SECONDS - start)) cpu_seconds=$cpu bytes=$(stat -c %s "$out/$name") gocache=$gocache go=$GO_VERSION" >> "$CACHE/build-times.log"
-    built+=("$kind-$version")
+    built+=("$kind-$version") gocache=warm
   fi
 
   # What conformance.upstream reads: which binary, and where the release's manifests are.
