@@ -64,3 +64,11 @@ test-live: $(STAMP)
 
 upstream-kit:
 	hack/build-upstream.sh
+
+# The table against the real upstream operators (conformance/upstream/run.py): for Trainer v2.3.0
+# (+ JobSet v0.12.0) and v2.1.0 (+ JobSet v0.10.1), a local control plane, the kit installed,
+# `conformance run --backend live --operator external`, reports into docs/results/<project>-<version>/.
+.PHONY: upstream-conformance
+
+upstream-conformance: $(STAMP) upstream-kit control-plane
+	$(BIN)/python -m conformance.upstream.run

@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
     p_run.add_argument("--level", action="append", default=[], choices=["core", "extended"])
     p_run.add_argument("--backend", default="render", choices=["render", "live"])
+    p_run.add_argument("--kubeconfig", help="live backend: the cluster (default: a local control plane for the run); "
+                                            "with --operator external, the cluster where that operator runs")
     p_run.add_argument("-k", dest="keyword", help="only cases matching this pytest -k expression")
     p_run.add_argument("--junitxml", help="write a JUnit XML report")
     p_run.add_argument("--cases-dir", default="cases")
@@ -146,8 +148,50 @@ def run(args, extra: list[str]) -> int:
         pytest_args += ["--junitxml", args.junitxml]
     if args.snapshot_update:
         pytest_args.append("--snapshot-update")
+    if args.kubeconfig:
+        pytest_args += ["--kubeconfig", args.kubeconfig]
+    problem = _select_operator(args)
+    if problem:
+        print(f"conformance run: {problem}", file=sys.stderr)
+        return 2
     pytest_args += report_pytest_args(args)
     return int(pytest.main(pytest_args + extra))
+
+
+def _select_operator(args) -> str | None:
+    """``--operator`` picks the live backend's operator (``TC_LIVE_OPERATOR``); for an external one,
+    check up front that the cluster serves what the claimed profiles need. Returns a problem or None."""
+    import os
+
+    if args.backend != "live":
+        return "--operator external needs --backend live" if args.operator == "external" else None
+    operator = args.operator or os.environ.get("TC_LIVE_OPERATOR") or "reference"
+    os.environ["TC_LIVE_OPERATOR"] = operator
+    if args.report_dir:
+        args.operator = operator  # the report records the operator that actually ran
+    else:
+        args.operator = None  # only a report option besides selecting the operator
+    if operator != "external":
+        return None
+    kubeconfig = args.kubeconfig or os.environ.get("TC_LIVE_KUBECONFIG")
+    if not kubeconfig:
+        return "--operator external needs --kubeconfig (the cluster where the operator is installed)"
+    if not args.profile:
+        return "--operator external needs --profile (the profiles the implementation claims)"
+    from reconciler.live.rest import Api
+
+    from .live.external import MissingApisError, check_served
+    try:
+        api = Api.from_kubeconfig(kubeconfig)
+        try:
+            check_served(api, args.profile, where=f"the cluster of {kubeconfig}")
+        finally:
+            api.close()
+    except MissingApisError as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - unreachable cluster, bad kubeconfig: say which
+        return f"--operator external: cannot read the API of {kubeconfig}: {type(exc).__name__}: {exc}"
+    return None
 
 
 def list_cases(cases_dir: Path, profiles: list[str]) -> int:

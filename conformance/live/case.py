@@ -31,7 +31,7 @@ from reconciler.live.rest import ApiError
 from reconciler.live.waits import wait_until
 
 from ..outcome import Outcome, RejectionRecord
-from . import keyorder, platform, rejections
+from . import external, keyorder, platform, rejections
 from .isolation import NamespaceMap
 from .session import LiveSession
 from .steady import reasons_not_steady
@@ -221,14 +221,27 @@ class CaseRun:
         self._delete_cluster_scoped()
 
     def _delete_cluster_scoped(self) -> None:
+        """Delete the case's cluster-scoped inputs (left over, or its own) and wait until gone; a
+        same-named object this harness did not create is left alone and makes the case an error."""
+        foreign = []
         for obj in self.cluster_scoped:
             resource = self.api.resource(obj["apiVersion"], obj["kind"])
             name = (obj.get("metadata") or {}).get("name")
             if resource is None or not name:
                 continue
+            existing = self.api.get(resource, None, name)
+            if existing is None:
+                continue
+            if not external.created_by_harness(existing, FIELD_MANAGER):
+                foreign.append(f"{obj['kind']} {name}")
+                continue
             if self.api.delete(resource, None, name, propagation="Background") is not None:
                 wait_until(self.api, resource, lambda items, n=name: all(i["metadata"]["name"] != n for i in items),
                            self.session.settings.steady_timeout, what=f"{obj['kind']} {name} to be deleted")
+        if foreign:
+            raise RuntimeError(f"{', '.join(foreign)} already exist(s) in the cluster, not created by this harness "
+                               f"(field manager {FIELD_MANAGER}); the case needs the name(s) for its own inputs and "
+                               f"never touches the cluster's objects - remove them or use another cluster")
 
 
 def _default_scheduler(pod: dict) -> bool:

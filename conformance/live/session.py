@@ -30,6 +30,7 @@ from reconciler.live.informer import Cache, Informer, wait_synced
 from reconciler.live.operator import builtin_kinds
 from reconciler.live.rest import Api
 
+from . import external
 from .steady import Activity
 
 
@@ -43,7 +44,9 @@ class Settings:
 
     def __init__(self):
         self.kubeconfig: str | None = os.environ.get("TC_LIVE_KUBECONFIG") or None
-        self.operator = os.environ.get("TC_LIVE_OPERATOR", "reference")
+        self.operator = os.environ.get("TC_LIVE_OPERATOR") or "reference"
+        if self.operator not in ("reference", "external"):
+            raise ValueError(f"TC_LIVE_OPERATOR={self.operator!r}: expected reference or external")
         self.quiet = _env_float("TC_LIVE_QUIET", 0.3)
         self.steady_timeout = _env_float("TC_LIVE_TIMEOUT", 30.0)
         self.start_timeout = _env_float("TC_LIVE_START_TIMEOUT", 90.0)
@@ -146,6 +149,8 @@ class LiveSession:
         if self.settings.operator == "reference":
             self.operator = OperatorProcess(self.kubeconfig, profile, self.log_dir, self.settings.start_timeout)
         self.api.forget()
+        if self.settings.operator == "external":  # nothing of ours installed: the vendor's must be there
+            external.check_served(self.api, [profile], where=f"the cluster of {self.kubeconfig}")
         self._start_informers(profiles.get(profile))
         self.profile = profile
         self.timings[f"operator {profile}"] = time.monotonic() - started
