@@ -1,5 +1,5 @@
 # The two commands a fresh machine needs: `make conformance` (the table, render backend) and
-# `make test` (unit tests + the table). Both create the virtualenv and install on first use.
+# `make test` (every test, live ones included). Both create the virtualenv and install on first use.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -16,10 +16,17 @@ $(STAMP): pyproject.toml
 conformance: $(STAMP)
 	$(BIN)/conformance run
 
-# Every test: unit tests + the table, then the bug zoo (fails if a known-bad variant slips through).
+# Every test, in order: unit tests + the table on the render backend; the bug zoo (fails if a
+# known-bad variant slips through); the binaries for the live tests (built once into the cache,
+# then a 1-second check); the live-marked tests (local control plane, live backend, upstream kit);
+# and the live table on the local control plane against the render goldens.
+LIVE_PROFILES ?= trainer-v2.3
 test: $(STAMP)
 	$(BIN)/pytest -q
 	$(BIN)/conformance zoo
+	$(MAKE) control-plane upstream-kit
+	$(BIN)/pytest -q -m live tests
+	$(BIN)/conformance run --backend live $(foreach p,$(LIVE_PROFILES),--profile $(p))
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests
@@ -53,8 +60,9 @@ cluster-up: $(STAMP)
 cluster-down: $(STAMP)
 	$(BIN)/conformance cluster down
 
-test-live: $(STAMP)
-	$(BIN)/pytest -q -m live tests/test_local_cluster.py
+test-live: $(STAMP) control-plane upstream-kit
+	$(BIN)/pytest -q -m live tests
+	$(BIN)/conformance run --backend live $(foreach p,$(LIVE_PROFILES),--profile $(p))
 
 # Upstream kit (conformance/upstream/): the real Trainer (v2.1.0, v2.3.0) and JobSet (v0.10.1,
 # v0.12.0) managers and kustomize, built from their Go modules into
