@@ -28,6 +28,9 @@ from conformance.cluster import KUBERNETES_VERSION, FakeNode, LocalControlPlane,
 
 ROOT = Path(__file__).resolve().parents[1]
 EXIT_CODE_LABEL = "training-conformance.io/exit-code"  # kwok-stages.yaml's convention
+#: What a cluster runs (local.py's docstring): the five binaries, and the Python stand-in for
+#: the Volcano scheduler.
+COMPONENTS = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "volcano-binder"}
 
 
 def pinned_kubernetes_version() -> str:
@@ -169,7 +172,7 @@ def job_condition(api, name: str, kind: str):
 @live
 def test_every_component_is_healthy_and_nodes_are_ready(cluster, api):
     status = cluster.status()
-    assert set(status) == {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+    assert set(status) == COMPONENTS
     assert all(s["running"] and s["healthy"] for s in status.values()), status
     nodes = {n.metadata.name: n for n in core(api).list_node().items}
     assert set(nodes) == {"kwok-node-0", "kwok-node-1"}
@@ -288,10 +291,12 @@ def test_apiserver_restart_mid_run(cluster, api):
 def test_teardown_leaves_no_process_and_no_state():
     plane = LocalControlPlane(nodes=(FakeNode("n0"),))
     plane.up()
-    state_dir = str(plane.state_dir)
-    pids = [c.pid for c in plane.components.values()]
-    assert len(processes_mentioning(state_dir)) == 5
-    plane.down()
+    try:
+        state_dir = str(plane.state_dir)
+        pids = [c.pid for c in plane.components.values()]
+        assert len(processes_mentioning(state_dir)) == len(COMPONENTS)
+    finally:
+        plane.down()
     assert processes_mentioning(state_dir) == []
     assert all(not Path(f"/proc/{pid}").exists() for pid in pids)  # reaped, not zombies
     assert not Path(state_dir).exists()
@@ -343,7 +348,7 @@ def test_signal_to_the_owning_process_tears_down(signum):
         line = child.stdout.readline()
         assert line, f"the child exited with {child.wait()} before the cluster came up"
         state_dir = json.loads(line)["state_dir"]
-        assert len(processes_mentioning(state_dir)) == 5
+        assert len(processes_mentioning(state_dir)) == len(COMPONENTS)
         child.send_signal(signum)
         child.wait(timeout=60)
         # SIGKILL runs no Python at all: the kernel's parent-death signal stops the components.
@@ -354,8 +359,8 @@ def test_signal_to_the_owning_process_tears_down(signum):
         if child.poll() is None:
             child.kill()
             child.wait()
-        if signum == signal.SIGKILL and "state_dir" in locals():
-            shutil.rmtree(state_dir, ignore_errors=True)  # nobody was left to remove it
+        if "state_dir" in locals():  # after SIGKILL (or a failure above) nobody else removes it
+            shutil.rmtree(state_dir, ignore_errors=True)
 
 
 @live
@@ -368,10 +373,10 @@ def test_cli_up_status_down(tmp_path):
         kubeconfig = Path(up.stdout.strip())
         assert kubeconfig == state / "kubeconfig" and kubeconfig.exists()
         # The command has exited; the cluster is still there.
-        assert len(processes_mentioning(str(state))) == 5
+        assert len(processes_mentioning(str(state))) == len(COMPONENTS)
         status = subprocess.run([*cli, "status", "--dir", str(state)], capture_output=True, text=True, timeout=60)
         assert status.returncode == 0, status.stdout + status.stderr
-        assert status.stdout.count("healthy") == 5
+        assert status.stdout.count("healthy") == len(COMPONENTS)
         again = subprocess.run([*cli, "up", "--dir", str(state)], capture_output=True, text=True, timeout=60)
         assert again.returncode == 2 and "already running" in again.stderr
     finally:
