@@ -6,9 +6,10 @@ or, without one, a local control plane started for the run; the operator is the 
 reconciler in its own process unless ``TC_LIVE_OPERATOR=external``. Cases run one after another,
 each in fresh namespaces (see :mod:`conformance.live.case`).
 
-What a live run cannot do is skipped with the reason, never passed: scenario rows (faults and
-``never`` windows) are not replayed live yet, and a case whose Pods wait for a scheduler the
-cluster does not run (``schedulerName: volcano`` on the local control plane) cannot finish.
+Scenario rows (steps, faults, ``never`` windows) are replayed on the cluster
+(:mod:`conformance.live.scenario`, :mod:`conformance.live.faults`). What a live run cannot do is
+skipped with the reason, never passed: a case whose Pods wait for a scheduler the cluster does
+not run cannot finish.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 
 from ..live import session
 from ..live.case import CaseRun
+from ..live.scenario import ScenarioRun
 from ..outcome import Outcome
 
 #: Per-case step timings of this process's run, for benchmarks: [(label, {step: seconds})].
@@ -38,12 +40,17 @@ def for_test(label: str):
     """The backend as the pytest plugin hands it to a test: runs carry the test id as their label
     (namespace label, timings)."""
     return SimpleNamespace(run=lambda manifests, profile: run(manifests, profile, label=label),
-                           run_steps=run_steps, kubernetes_version=kubernetes_version)
+                           run_steps=lambda steps, profile: run_steps(steps, profile, label=label),
+                           kubernetes_version=kubernetes_version)
 
 
-def run_steps(steps: list, profile: str) -> list[Outcome]:
-    pytest.skip("live backend: scenario rows (faults, never windows, per-step status) are not replayed "
-                "live yet; their goldens are render-only")
+def run_steps(steps: list, profile: str, label: str = "") -> list[Outcome]:
+    scenario = ScenarioRun(session.get(), profile, steps, label=label)
+    outcomes = scenario.run_steps()
+    TIMINGS.append((label, dict(scenario.timings)))
+    if scenario.skip_reason:
+        pytest.skip(f"live backend: {scenario.skip_reason}")
+    return outcomes
 
 
 def kubernetes_version() -> str:

@@ -134,7 +134,7 @@ class CaseRun:
 
         def ready() -> list[str]:
             objects = [o for o in cache.all() if (o.get("metadata") or {}).get("namespace") in namespaces]
-            return reasons_not_steady(objects, status_too=True)
+            return self._not_steady(objects)
 
         reasons = self.session.activity.wait(namespaces, ready, self.session.settings.quiet,
                                              self.session.settings.steady_timeout, since=self._applied_at)
@@ -165,10 +165,14 @@ class CaseRun:
                                     f"{len(waiting)} pod(s) stayed unscheduled for "
                                     f"{self.session.settings.scheduler_grace:.0f}s")
 
+    def _not_steady(self, objects: list[dict]) -> list[str]:
+        return reasons_not_steady(objects, status_too=True)
+
     def _kinds(self) -> list[tuple[str, str]]:
         return [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(self.profile.crd_dirs)] + builtin_kinds()
 
-    def _collect(self, outcome: Outcome) -> None:
+    def _collect(self, outcome: Outcome, rendered: list[dict] | None = None) -> None:
+        """``rendered``: render's objects for the same state, for key order (default: render the inputs)."""
         objects = []
         for api_version, kind in self._kinds():
             resource = self.api.resource(api_version, kind)
@@ -189,7 +193,8 @@ class CaseRun:
         objects = self.names.back(objects, jobs)
         objects = [_without_namespace_platform(o) for o in objects]
         objects = platform.strip(objects, self.manifests)
-        rendered = reconciler.render(copy.deepcopy(self.manifests), self.profile).objects
+        if rendered is None:
+            rendered = reconciler.render(copy.deepcopy(self.manifests), self.profile).objects
         outcome.objects = keyorder.reorder_like(objects, rendered)
         outcome.reconcile_errors = self._reconcile_errors()
 

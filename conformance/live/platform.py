@@ -29,8 +29,12 @@ container                          ``terminationMessagePath: /dev/termination-lo
 volumes                            ``defaultMode: 420`` of secret/configMap/projected sources
 Job spec                           ``manualSelector: false``
 Service spec                       ``clusterIPs`` (= ``[clusterIP]``), ``ipFamilies``,
-                                   ``ipFamilyPolicy``, ``internalTrafficPolicy: Cluster``
+                                   ``ipFamilyPolicy``, ``internalTrafficPolicy: Cluster``;
+                                   ``status: {loadBalancer: {}}``
 =================================  ==========================================================
+
+Every object: ``metadata.deletionGracePeriodSeconds`` (render models deletion by
+``deletionTimestamp`` alone).
 
 Objects Kubernetes makes in every namespace (the ``kube-root-ca.crt`` ConfigMap) are dropped.
 """
@@ -66,6 +70,9 @@ def strip(objects: list[dict], inputs: list[dict]) -> list[dict]:
         if (k[0], k[1], k[3]) in _PLATFORM_OBJECTS:
             continue
         obj = copy.deepcopy(obj)
+        # Set by the apiserver next to deletionTimestamp (the grace of the delete request); render
+        # models deletion by the timestamp alone.
+        (obj.get("metadata") or {}).pop("deletionGracePeriodSeconds", None)
         kind, group = k[1], k[0]
         if (group, kind) == ("batch", "Job"):
             spec = obj.get("spec") or {}
@@ -76,6 +83,8 @@ def strip(objects: list[dict], inputs: list[dict]) -> list[dict]:
             _strip_pod_spec(obj.get("spec"), _source(obj, by_key, inputs), pod=True)
         elif (group, kind) == ("", "Service"):
             _strip_service(obj.get("spec") or {}, (_input(inputs, obj).get("spec") or {}))
+            if obj.get("status") == {"loadBalancer": {}}:  # every non-LoadBalancer Service has it
+                del obj["status"]
         out.append(obj)
     return out
 

@@ -23,6 +23,7 @@ import threading
 import time
 
 from reconciler import meta
+from reconciler.faults import HOLD_FINALIZER
 
 _TERMINAL = ("Succeeded", "Failed")
 _DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
@@ -34,9 +35,13 @@ class Activity:
     def __init__(self):
         self.cond = threading.Condition()
         self.last: dict[str, float] = {}
+        #: Called with every event too (a scenario step's ``never`` watch), on the informer's thread.
+        self.listeners: list = []
 
-    def handler(self, _event_type: str, obj: dict) -> None:
+    def handler(self, event_type: str, obj: dict) -> None:
         namespace = (obj.get("metadata") or {}).get("namespace", "")
+        for listener in list(self.listeners):
+            listener(event_type, obj)
         with self.cond:
             self.last[namespace] = time.monotonic()
             self.cond.notify_all()
@@ -60,12 +65,19 @@ class Activity:
 
 
 def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[str]:
-    """What in ``objects`` (one case's namespaces) is still expected to change."""
+    """What in ``objects`` (one case's namespaces) is still expected to change.
+
+    A scenario's ``holdTermination`` keeps a pod being deleted for good (finalizer
+    ``training-conformance.dev/hold``): once stopped it is steady, and so are owners whose
+    foreground deletion waits for it.
+    """
     reasons = []
     pods_by_owner: dict[str, list[dict]] = {}
+    held = any(HOLD_FINALIZER in (o.get("metadata") or {}).get("finalizers", []) for o in objects
+               if o.get("kind") == "Pod")
     for obj in objects:
         md = obj.get("metadata") or {}
-        if md.get("deletionTimestamp"):
+        if md.get("deletionTimestamp") and not _held(obj, held):
             reasons.append(f"{meta.describe(obj)} is being deleted")
         if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
             for ref in md.get("ownerReferences", []):
@@ -83,8 +95,17 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
     return reasons
 
 
+def _held(obj: dict, held: bool) -> bool:
+    finalizers = obj["metadata"].get("finalizers", [])
+    if obj.get("kind") == "Pod":
+        return HOLD_FINALIZER in finalizers and (obj.get("status") or {}).get("phase") in _TERMINAL
+    return held and finalizers == ["foregroundDeletion"]
+
+
 def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:
     spec, status = job.get("spec") or {}, job.get("status") or {}
+    if job["metadata"].get("deletionTimestamp"):
+        return None  # a Job being deleted creates no pods; "being deleted" itself is judged above
     running = [p for p in pods if (p.get("status") or {}).get("phase") not in _TERMINAL
                and not p["metadata"].get("deletionTimestamp")]
     if status.get("active", 0) != len(running):

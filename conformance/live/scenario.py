@@ -1,0 +1,142 @@
+"""A scenario row (steps of apply / fault / wait) against the live cluster, with render's semantics.
+
+Per step, as ``conformance.backends.render.run_steps``: do the action (create the inputs, or
+replay the fault ``repeat`` times, settling after each), settle, collect everything *with
+status*. ``never`` patterns are checked against every watch event in the case's namespaces while
+the step runs (from just before its action until it is collected): a single-object pattern is
+matched against the object of each event, a ``coexist`` item against the whole cache whenever
+an event's object matches one of its patterns. Reconcile errors are the step's new Events.
+
+Objects are keyed like render's outcome of the same step (render's step outcomes are computed
+once for that), so golden text compares key order and all.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+
+from reconciler import faults as model
+
+from .. import expectations
+from ..backends import render
+from ..outcome import Outcome
+from . import faults
+from .case import CaseRun
+from .steady import reasons_not_steady
+
+
+class ScenarioRun(CaseRun):
+    def __init__(self, session, profile: str, steps: list, label: str = ""):
+        inputs = [obj for step in steps if step.apply for obj in step.apply]
+        super().__init__(session, profile, inputs, label=label)
+        self.steps = steps
+        self._errors_seen: set[str] = set()
+
+    def run_steps(self) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        reference = render.run_steps(copy.deepcopy(self.steps), self.profile.name)
+        try:
+            prepared = Outcome(objects=[])
+            self._timed("prepare", self._prepare, prepared)
+            for number, step in enumerate(self.steps):
+                outcome = Outcome(objects=[], input_errors=list(prepared.input_errors) if number == 0 else [])
+                watcher = _NeverWatch(step.never, self, outcome) if step.never else None
+                if watcher:
+                    self.session.activity.listeners.append(watcher)
+                try:
+                    self._step(step, outcome)
+                    if watcher:
+                        watcher.check_all()  # the state the step settled in
+                    self._timed(f"collect {number + 1}", self._collect_step, outcome, reference[number].objects)
+                finally:
+                    if watcher:
+                        self.session.activity.listeners.remove(watcher)
+                outcomes.append(outcome)
+                if self.skip_reason:
+                    break
+        finally:
+            self._timed("cleanup", self._cleanup)
+        return outcomes
+
+    # ------------------------------------------------------------------ one step
+    def _step(self, step, outcome: Outcome) -> None:
+        label = f"step {step.number}"
+        if step.apply is not None:
+            self.manifests = step.apply
+            self._timed(f"apply {label}", self._apply, outcome)
+            self._timed(f"settle {label}", self._settle, outcome)
+        elif step.fault is not None:
+            for attempt in range(step.repeat):
+                fault = step.fault
+                try:
+                    self._timed(f"fault {label}.{attempt + 1}", faults.inject, self.api, fault,
+                                self.names.live(fault.get("namespace", "default")))
+                except model.FaultError as exc:
+                    outcome.input_errors.append(str(exc))
+                    break
+                self._applied_at = time.monotonic()
+                self._timed(f"settle {label}.{attempt + 1}", self._settle, outcome)
+        else:
+            self._applied_at = time.monotonic()
+            self._timed(f"settle {label}", self._settle, outcome)
+
+    def _not_steady(self, objects: list[dict]) -> list[str]:
+        pods = [o for o in objects if o.get("kind") == "Pod"]
+        return reasons_not_steady(objects, status_too=True) + faults.pending_exits(pods)
+
+    def _collect_step(self, outcome: Outcome, rendered: list[dict]) -> None:
+        self._collect(outcome, rendered)
+        errors = outcome.reconcile_errors
+        outcome.reconcile_errors = [e for e in errors if e not in self._errors_seen]
+        self._errors_seen.update(errors)
+
+
+class _NeverWatch:
+    """Called by the session's :class:`~.steady.Activity` for every event; records the first
+    sighting of each ``never`` item (as render does)."""
+
+    def __init__(self, never: list[dict], run: ScenarioRun, outcome: Outcome):
+        self.never, self.run, self.outcome = never, run, outcome
+        self.reported: set[int] = set()
+        self.namespaces = set(run.names.live_namespaces)
+        self._lock = threading.Lock()
+
+    def __call__(self, event_type: str, obj: dict) -> None:
+        if event_type == "DELETED" or (obj.get("metadata") or {}).get("namespace") not in self.namespaces:
+            return
+        mine = None
+        for i, item in enumerate(self.never):
+            if i in self.reported:
+                continue
+            patterns = item.get("coexist") or [item]
+            if not any(p.get("kind") == obj.get("kind") and p.get("apiVersion") == obj.get("apiVersion") for p in patterns):
+                continue
+            mine = mine if mine is not None else self.run.names.back(obj)
+            if not any(expectations.never_seen([p], lambda a, k: [mine]) for p in patterns):
+                continue
+            if "coexist" in item:
+                self._check(i, item)
+            else:
+                self._report(i, expectations.never_seen([item], lambda a, k: [mine]))
+
+    def check_all(self) -> None:
+        for i, item in enumerate(self.never):
+            if i not in self.reported:
+                self._check(i, item)
+
+    def _check(self, i: int, item: dict) -> None:
+        def objects_of(api_version: str, kind: str) -> list[dict]:
+            found = [o for o in self.run.session.cache.all()
+                     if o.get("kind") == kind and o.get("apiVersion") == api_version
+                     and o["metadata"].get("namespace") in self.namespaces]
+            return self.run.names.back(found)
+        self._report(i, expectations.never_seen([item], objects_of))
+
+    def _report(self, i: int, seen: list[str]) -> None:
+        if seen:
+            with self._lock:
+                if i not in self.reported:
+                    self.reported.add(i)
+                    self.outcome.never_violations += seen
