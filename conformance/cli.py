@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
     p_run.add_argument("--level", action="append", default=[], choices=["core", "extended"])
     p_run.add_argument("--backend", default="render", choices=["render", "live"])
+    p_run.add_argument("--provider", choices=["local", "kind", "k3s", "existing"], default=None,
+                       help="live backend: where the cluster comes from (default: local, or existing with --kubeconfig); "
+                            "kind and k3s need Docker")
     p_run.add_argument("--kubeconfig", help="live backend: the cluster (default: a local control plane for the run); "
                                             "with --operator external, the cluster where that operator runs")
     p_run.add_argument("-k", dest="keyword", help="only cases matching this pytest -k expression")
@@ -148,14 +151,30 @@ def run(args, extra: list[str]) -> int:
         pytest_args += ["--junitxml", args.junitxml]
     if args.snapshot_update:
         pytest_args.append("--snapshot-update")
-    if args.kubeconfig:
-        pytest_args += ["--kubeconfig", args.kubeconfig]
-    problem = _select_operator(args)
-    if problem:
-        print(f"conformance run: {problem}", file=sys.stderr)
-        return 2
-    pytest_args += report_pytest_args(args)
-    return int(pytest.main(pytest_args + extra))
+    provider = None
+    if args.provider in ("kind", "k3s"):
+        if args.backend != "live" or args.kubeconfig:
+            print(f"conformance run: --provider {args.provider} needs --backend live and no --kubeconfig", file=sys.stderr)
+            return 2
+        from .cluster.providers import ProviderError, make
+        provider = make(args.provider)
+        try:
+            args.kubeconfig = str(provider.up())
+        except ProviderError as exc:
+            print(f"conformance run: {exc}", file=sys.stderr)
+            return 2
+    try:
+        if args.kubeconfig:
+            pytest_args += ["--kubeconfig", args.kubeconfig]
+        problem = _select_operator(args)
+        if problem:
+            print(f"conformance run: {problem}", file=sys.stderr)
+            return 2
+        pytest_args += report_pytest_args(args)
+        return int(pytest.main(pytest_args + extra))
+    finally:
+        if provider is not None:
+            provider.down()
 
 
 def _select_operator(args) -> str | None:

@@ -136,3 +136,20 @@ def test_make_validates_combinations(tmp_path):
     with pytest.raises(ProviderError, match="unknown provider"):
         providers.make("minikube")
     assert providers.make("local").name == "local" and providers.make("kind").pod_lifecycle is False
+
+
+def test_run_with_provider_kind_creates_and_deletes_the_cluster(fake_kind, tmp_path, monkeypatch):
+    # The run itself fails fast (the fake cluster has no API server), but the provider must be torn
+    # down whatever happens.
+    from conformance import cli
+    monkeypatch.setattr("pytest.main", lambda argv: 0)
+    assert cli.main(["run", "--backend", "live", "--provider", "kind", "--profile", "trainer-v2.3"]) == 0
+    calls = fake_kind.read_text().splitlines()
+    assert calls[0].startswith("create cluster --name training-conformance")
+    assert calls[-1] == "delete cluster --name training-conformance"
+
+
+def test_run_with_provider_needs_live_backend(capsys):
+    from conformance import cli
+    assert cli.main(["run", "--provider", "kind"]) == 2
+    assert "needs --backend live" in capsys.readouterr().err
