@@ -23,10 +23,11 @@ def validate_trainjob(trainjob: dict, cluster) -> list[FieldError]:
     runtime = runtimes.lookup(cluster, trainjob)
     if runtime is None:
         if kind == "ClusterTrainingRuntime":
-            # Upstream spells this path with a capital R.
-            return [invalid("spec.RuntimeRef", ref, f'clustertrainingruntimes.trainer.kubeflow.org "{name}" not found: '
+            # Upstream spells this path with a capital R. The NotFound text comes from the manager's
+            # cache reader, which names the Kind, not the resource (seen live against Trainer v2.3.0).
+            return [invalid("spec.RuntimeRef", ref, f'ClusterTrainingRuntime.trainer.kubeflow.org "{name}" not found: '
                             "specified clusterTrainingRuntime must be created before the TrainJob is created")]
-        return [invalid("spec.runtimeRef", ref, f'trainingruntimes.trainer.kubeflow.org "{name}" not found: '
+        return [invalid("spec.runtimeRef", ref, f'TrainingRuntime.trainer.kubeflow.org "{name}" not found: '
                         "specified trainingRuntime must be created before the TrainJob is created")]
     return run_validate(runtimes.PLUGINS, new_runtime_info(runtime), trainjob, cluster.profile)
 

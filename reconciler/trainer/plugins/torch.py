@@ -101,7 +101,9 @@ def enforce(info: RuntimeInfo, trainjob: dict, profile: Profile) -> None:
     pod_set = info.by_ancestor(TRAINER)
     if pod_set is not None and trainer.get("numNodes") is not None:
         pod_set.count = trainer["numNodes"]
-    container = common.trainer_container(info)
+    # Upstream finds the trainer container only when the TrainJob has spec.trainer; without it no
+    # PET_* env and no port are written (torch.go; seen live against Trainer v2.3.0).
+    container = common.trainer_container(info) if trainjob.get("spec", {}).get("trainer") is not None else None
     if container is None:
         return
     common.apply_trainer_env(container, trainjob)
