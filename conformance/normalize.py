@@ -39,10 +39,39 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 def normalize(objects: list[dict], status: bool = False) -> list[dict]:
     owners = {o["metadata"]["uid"]: _identity(o) for o in objects if o.get("metadata", {}).get("uid")}
-    generated = {o["metadata"]["name"]: o["metadata"]["generateName"] + "*" for o in objects
-                 if o.get("metadata", {}).get("generateName") and o["metadata"].get("name")} if status else {}
+    generated = _Generated(objects) if status else {}
     out = [_normalize_one(o, owners, status, generated) for o in meta.clone(objects)]
     return sorted(out, key=_sort_key)
+
+
+class _Generated(dict):
+    """Generated name -> ``<generateName>*``: of the objects present, and of a pod that a status
+    message names after it was deleted (a Job's failure names the failed pod): a name of the form
+    ``<prefix><5 characters of the apiserver's suffix alphabet>`` whose prefix is the generateName
+    of an object present or that a present Job gives its pods (``<job>-<index>-``, ``<job>-``)."""
+
+    _NAME = re.compile(r"(.*-)([bcdfghjklmnpqrstvwxz2456789]{5})")
+    _INDEX = re.compile(r"(.*-)[0-9]+-")
+
+    def __init__(self, objects: list[dict]):
+        super().__init__({o["metadata"]["name"]: o["metadata"]["generateName"] + "*" for o in objects
+                          if o.get("metadata", {}).get("generateName") and o["metadata"].get("name")})
+        self.prefixes = {o["metadata"]["generateName"] for o in objects if o.get("metadata", {}).get("generateName")}
+        self.jobs = {o["metadata"].get("name", "") + "-" for o in objects if o.get("kind") == "Job"}
+
+    def __bool__(self) -> bool:
+        return bool(self.prefixes or self.jobs)
+
+    def get(self, name, default=None):
+        if name in self:
+            return self[name]
+        found = self._NAME.fullmatch(name)
+        if found:
+            prefix = found.group(1)
+            indexed = self._INDEX.fullmatch(prefix)
+            if prefix in self.prefixes or prefix in self.jobs or (indexed and indexed.group(1) in self.jobs):
+                return prefix + "*"
+        return default
 
 
 def _identity(obj: dict) -> str:
