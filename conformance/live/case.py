@@ -49,6 +49,8 @@ class CaseRun:
         self.timings: dict[str, float] = {}
         self.cluster_scoped: list[dict] = []
         self._applied_at = time.monotonic()
+        #: Seconds without any event that end a settle (see steady.py).
+        self.quiet = session.settings.quiet
         #: Set when Pods wait for a scheduler the cluster does not run: the case is skipped.
         self.skip_reason: str | None = None
 
@@ -136,7 +138,7 @@ class CaseRun:
             objects = [o for o in cache.all() if (o.get("metadata") or {}).get("namespace") in namespaces]
             return self._not_steady(objects)
 
-        reasons = self.session.activity.wait(namespaces, ready, self.session.settings.quiet,
+        reasons = self.session.activity.wait(namespaces, ready, self.quiet,
                                              self.session.settings.steady_timeout, since=self._applied_at)
         if reasons:
             outcome.input_errors.append(
@@ -154,7 +156,7 @@ class CaseRun:
             waiting = self.session.activity.wait(namespaces, unscheduled, 0.0, self.session.settings.scheduler_grace,
                                                  since=time.monotonic())
             if not waiting:  # bound meanwhile: wait for those Pods to start
-                reasons = self.session.activity.wait(namespaces, ready, self.session.settings.quiet,
+                reasons = self.session.activity.wait(namespaces, ready, self.quiet,
                                                      self.session.settings.steady_timeout, since=time.monotonic())
                 if reasons:
                     outcome.input_errors.append("live: no steady state after binding: " + "; ".join(

@@ -68,6 +68,7 @@ class ScenarioRun(CaseRun):
             self._timed(f"apply {label}", self._apply, outcome)
             self._timed(f"settle {label}", self._settle, outcome)
         elif step.fault is not None:
+            self.quiet = max(self.session.settings.quiet, self.session.settings.fault_quiet)
             for attempt in range(step.repeat):
                 fault = step.fault
                 try:
@@ -81,6 +82,7 @@ class ScenarioRun(CaseRun):
         else:
             self._applied_at = time.monotonic()
             self._timed(f"settle {label}", self._settle, outcome)
+        self.quiet = self.session.settings.quiet
 
     def _not_steady(self, objects: list[dict]) -> list[str]:
         pods = [o for o in objects if o.get("kind") == "Pod"]

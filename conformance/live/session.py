@@ -49,6 +49,10 @@ class Settings:
             raise ValueError(f"TC_LIVE_OPERATOR={self.operator!r}: expected reference or external")
         self.quiet = _env_float("TC_LIVE_QUIET", 0.3)
         self.steady_timeout = _env_float("TC_LIVE_TIMEOUT", 30.0)
+        #: The quiet window after a scenario fault: kube-controller-manager's Job controller batches
+        #: pod updates for 1 s before it syncs (an in-place restart past backoffLimit changes
+        #: nothing else it could be waited on by), so a fault step waits for more than that.
+        self.fault_quiet = _env_float("TC_LIVE_FAULT_QUIET", 1.5)
         self.start_timeout = _env_float("TC_LIVE_START_TIMEOUT", 90.0)
         #: How long Pods for another scheduler (volcano) may stay unbound before the case is skipped.
         self.scheduler_grace = _env_float("TC_LIVE_SCHEDULER_GRACE", 2.0)
