@@ -232,3 +232,25 @@ def test_profile_switch_replaces_the_crds(live_session):
     served = live_session.api.must_resource("apiextensions.k8s.io/v1", "CustomResourceDefinition")
     crd = live_session.api.get(served, None, "trainjobs.trainer.kubeflow.org")
     assert crd["metadata"]["labels"][crds.LABEL] == crds.LABEL_VALUE
+
+
+def test_young_parents_wait_for_their_children():
+    import datetime as dt
+
+    from conformance.live import steady
+
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    old = "2020-01-01T00:00:00Z"
+
+    def jobset(created, **spec):
+        return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                "metadata": {"name": "js", "namespace": "n", "creationTimestamp": created},
+                "spec": {"replicatedJobs": [{"name": "w", "replicas": 2}], **spec}}
+
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "js-w-0", "namespace": "n"}}
+    assert steady._children_missing([jobset(now), job]) == ["JobSet n/js: Job js-w-1 not created yet"]
+    assert steady._children_missing([jobset(old), job]) == []  # past the grace: absence is the answer
+    assert steady._children_missing([jobset(now, suspend=True)]) == []
+    trainjob = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                "metadata": {"name": "tj", "namespace": "n", "creationTimestamp": now}, "spec": {}}
+    assert steady._children_missing([trainjob]) == ["TrainJob n/tj: no JobSet yet"]

@@ -11,14 +11,19 @@ time of the last one per namespace and wakes waiters. A case is steady when
 3. every Job's ``status.active`` counts its unfinished Pods and, unless it is finished or
    suspended, there are as many of them as it wants - kube-controller-manager's Job controller
    has caught up (with ``ready=True`` also its 1 s-batched ``status.ready``), and
-4. no event arrived in those namespaces for ``quiet`` seconds - the window in which an operator
+4. every TrainJob has its JobSet and every JobSet the Jobs of its replicatedJobs (those without
+   ``dependsOn``) - unless the parent is older than ``CHILD_GRACE`` seconds: an operator that has
+   not created them by then is taken not to (a build or Job creation it refused, which the case
+   then judges); under load an operator can take longer than the quiet window to react, and
+5. no event arrived in those namespaces for ``quiet`` seconds - the window in which an operator
    reacts to the last change (our reference operator takes milliseconds).
 
-Conditions 1-3 are checked on each event, 4 by waiting on the event condition with a timeout.
+Conditions 1-4 are checked on each event, 5 by waiting on the event condition with a timeout.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 
@@ -27,6 +32,8 @@ from reconciler.faults import HOLD_FINALIZER
 
 _TERMINAL = ("Succeeded", "Failed")
 _DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
+#: Seconds an operator gets to create a parent's children before their absence counts as its answer.
+CHILD_GRACE = 5.0
 
 
 class Activity:
@@ -60,7 +67,9 @@ class Activity:
                     return []
                 if now >= deadline:
                     return reasons or [f"still changing (last event {quiet_for:.2f}s ago)"]
-                pause = quiet - quiet_for if not reasons else deadline - now
+                # With reasons left, wake on the next event - or within half a second, since some
+                # reasons (a child's grace period) end with time rather than with an event.
+                pause = quiet - quiet_for if not reasons else min(0.5, deadline - now)
                 self.cond.wait(max(0.001, min(pause, deadline - now)))
 
 
@@ -92,6 +101,39 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
             reason = _job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []), status_too)
             if reason:
                 reasons.append(f"{meta.describe(job)}: {reason}")
+    reasons.extend(_children_missing(objects))
+    return reasons
+
+
+def _young(obj: dict) -> bool:
+    created = (obj.get("metadata") or {}).get("creationTimestamp")
+    if not created:
+        return True
+    born = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    # creationTimestamp has whole seconds: count from the end of that second.
+    return (dt.datetime.now(dt.timezone.utc) - born).total_seconds() < CHILD_GRACE + 1
+
+
+def _children_missing(objects: list[dict]) -> list[str]:
+    """A young TrainJob without its JobSet, or a young JobSet without the Jobs it starts with."""
+    names = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name"))
+             for o in objects}
+    reasons = []
+    for obj in objects:
+        md, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        if md.get("deletionTimestamp") or spec.get("suspend") or not _young(obj):
+            continue
+        ns = md.get("namespace")
+        if obj.get("kind") == "TrainJob" and ("JobSet", ns, md.get("name")) not in names:
+            reasons.append(f"{meta.describe(obj)}: no JobSet yet")
+        elif obj.get("kind") == "JobSet" and not (obj.get("status") or {}).get("terminalState"):
+            for rj in spec.get("replicatedJobs") or []:
+                if rj.get("dependsOn"):
+                    continue
+                for i in range(rj.get("replicas", 1)):
+                    job = f"{md.get('name')}-{rj.get('name')}-{i}"
+                    if ("Job", ns, job) not in names:
+                        reasons.append(f"{meta.describe(obj)}: Job {job} not created yet")
     return reasons
 
 
