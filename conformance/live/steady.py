@@ -31,6 +31,7 @@ from reconciler import meta
 from reconciler.faults import HOLD_FINALIZER
 
 _TERMINAL = ("Succeeded", "Failed")
+VOLCANO_JOB = "batch.volcano.sh/v1alpha1"
 _DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
 #: Seconds an operator gets to create a parent's children before their absence counts as its answer.
 CHILD_GRACE = 5.0
@@ -97,6 +98,10 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
             if (spec.get("nodeName") or spec.get("schedulerName") in _DEFAULT_SCHEDULERS) and phase in (None, "Pending"):
                 reasons.append(f"{meta.describe(obj)} is {phase or 'new'}")
     for job in objects:
+        if job.get("kind") == "Job" and job.get("apiVersion") == VOLCANO_JOB:
+            reason = _volcano_job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []))
+            if reason:
+                reasons.append(f"{meta.describe(job)}: {reason}")
         if job.get("kind") == "Job" and job.get("apiVersion") == "batch/v1":
             reason = _job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []), status_too)
             if reason:
@@ -135,6 +140,19 @@ def _children_missing(objects: list[dict]) -> list[str]:
                     if ("Job", ns, job) not in names:
                         reasons.append(f"{meta.describe(obj)}: Job {job} not created yet")
     return reasons
+
+
+def _volcano_job_behind(job: dict, pods: list[dict]) -> str | None:
+    """A Volcano Job that is Pending or Running (or has no phase yet) has a pod per task replica:
+    fewer means its controller has not caught up. Other phases (Restarting, Aborting, ...) remove
+    pods on purpose; deleting pods are judged by the deletion rule."""
+    phase = ((job.get("status") or {}).get("state") or {}).get("phase")
+    if job["metadata"].get("deletionTimestamp") or phase not in (None, "", "Pending", "Running"):
+        return None
+    wanted = sum(int(t.get("replicas", 0)) for t in (job.get("spec") or {}).get("tasks") or [])
+    if len(pods) < wanted:
+        return f"{len(pods)} of {wanted} pod(s) created"
+    return None
 
 
 def _held(obj: dict, held: bool) -> bool:
