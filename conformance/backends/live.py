@@ -29,11 +29,15 @@ TIMINGS: list[tuple[str, dict[str, float]]] = []
 
 def run(manifests: list[dict], profile: str, label: str = "") -> Outcome:
     case = CaseRun(session.get(), profile, manifests, label=label)
-    outcome = case.run()
-    TIMINGS.append((label, dict(case.timings)))
-    if case.skip_reason:
-        pytest.skip(f"live backend: {case.skip_reason}")
-    return outcome
+    return _finished(case, case.run(), label)
+
+
+def _finished(runner, result, label: str):
+    """Record a case's or scenario's step timings; a case the provider cannot run is a skip."""
+    TIMINGS.append((label, dict(runner.timings)))
+    if runner.skip_reason:
+        pytest.skip(f"live backend: {runner.skip_reason}")
+    return result
 
 
 def for_test(label: str):
@@ -46,11 +50,7 @@ def for_test(label: str):
 
 def run_steps(steps: list, profile: str, label: str = "") -> list[Outcome]:
     scenario = ScenarioRun(session.get(), profile, steps, label=label)
-    outcomes = scenario.run_steps()
-    TIMINGS.append((label, dict(scenario.timings)))
-    if scenario.skip_reason:
-        pytest.skip(f"live backend: {scenario.skip_reason}")
-    return outcomes
+    return _finished(scenario, scenario.run_steps(), label)
 
 
 def kubernetes_version() -> str:

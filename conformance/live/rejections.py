@@ -82,7 +82,9 @@ def _go_struct_body(rest: str) -> dict:
     return {"detail": detail, "value": value}
 
 
-def _closing(text: str, start: int) -> int:
+def _top_level(text: str, start: int = 0):
+    """Yield ``(index, char, depth)`` for characters outside double quotes; ``depth`` counts the
+    brackets open *before* this character (so a closing bracket reports its own level)."""
     depth, quoted, i = 0, False, start
     while i < len(text):
         ch = text[i]
@@ -93,13 +95,19 @@ def _closing(text: str, start: int) -> int:
                 quoted = False
         elif ch == '"':
             quoted = True
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-            if depth == 0:
-                return i
+        else:
+            yield i, ch, depth
+            if ch in "[{(":
+                depth += 1
+            elif ch in "]})":
+                depth -= 1
         i += 1
+
+
+def _closing(text: str, start: int) -> int:
+    for i, ch, depth in _top_level(text, start):
+        if ch in "]})" and depth == 1:
+            return i
     return len(text) - 1
 
 
@@ -118,24 +126,10 @@ def split_aggregate(text: str) -> list[str]:
     """``[a, b]`` → ``["a", "b"]`` at top level (not inside quotes or brackets); else ``[text]``."""
     if not (text.startswith("[") and text.endswith("]")):
         return [text]
-    inner, items, depth, quoted, start, i = text[1:-1], [], 0, False, 0, 0
-    while i < len(inner):
-        ch = inner[i]
-        if quoted:
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                quoted = False
-        elif ch == '"':
-            quoted = True
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        elif depth == 0 and inner.startswith(", ", i) and _ITEM_START.match(inner, i + 2):
+    inner, items, start = text[1:-1], [], 0
+    for i, _ch, depth in _top_level(inner):
+        if depth == 0 and i >= start and inner.startswith(", ", i) and _ITEM_START.match(inner, i + 2):
             items.append(inner[start:i])
             start = i + 2
-            i += 1
-        i += 1
     items.append(inner[start:])
     return items
