@@ -85,14 +85,7 @@ build_one() { # <name>: builds into a temporary file, then renames it into place
   esac
 }
 
-# CPU seconds (user + sys) used so far by finished children, the go tool and its compilers
-# included: unlike wall time this hardly depends on what else the machine is doing.
-# (`times` must run in this shell, not in a $(...) subshell, so it goes through a file.)
-child_cpu() {
-  times > "$OUT/.times.$$"
-  CHILD_CPU="$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$OUT/.times.$$")"
-  rm -f "$OUT/.times.$$"
-}
+source "$ROOT/hack/lib/child-cpu.sh"
 
 total_start=$SECONDS
 built=() skipped=()
@@ -106,14 +99,14 @@ for name in "${targets[@]}"; do
   # packages compiled earlier (e.g. kube-scheduler after kube-apiserver shares most of them).
   gocache=warm; [[ -n "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ]] || gocache=empty
   echo "[build] $name $(version_of "$name") ... (Go build cache: $gocache)"
-  child_cpu; start=$SECONDS cpu_start=$CHILD_CPU
+  child_cpu "$OUT"; start=$SECONDS cpu_start=$CHILD_CPU
   if ! build_one "$name"; then
     rm -f "$OUT/.$name.tmp.$$"
     die "building $name $(version_of "$name") failed after $((SECONDS - start))s (see the go output above)"
   fi
   mv -f "$OUT/.$name.tmp.$$" "$OUT/$name"
   echo "$want" > "$STAMPS/$name"
-  child_cpu; cpu=$((CHILD_CPU - cpu_start)) size="$(du -m "$OUT/$name" | cut -f1)"
+  child_cpu "$OUT"; cpu=$((CHILD_CPU - cpu_start)) size="$(du -m "$OUT/$name" | cut -f1)"
   echo "[build] $name $(version_of "$name") done in $((SECONDS - start))s, ${cpu} CPU-s (${size} MiB)"
   echo "$(date -u +%FT%TZ) $name $(version_of "$name") seconds=$((SECONDS - start)) cpu_seconds=$cpu bytes=$(stat -c %s "$OUT/$name") gocache=$gocache" >> "$OUT/build-times.log"
   built+=("$name")

@@ -73,14 +73,7 @@ for t in "${ALL[@]}"; do
   [[ -n "$found" ]] || die "tools/upstream/$t requires sigs.k8s.io/jobset $want, but no tools/upstream/jobset-* module builds that version"
 done
 
-# CPU seconds (user + sys) of finished children, go and its compilers included: unlike wall time
-# this hardly depends on what else the machine is doing. (`times` must run in this shell, not in
-# a $(...) subshell, so it goes through a file.)
-child_cpu() {
-  times > "$CACHE/.times.$$"
-  CHILD_CPU="$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$CACHE/.times.$$")"
-  rm -f "$CACHE/.times.$$"
-}
+source "$ROOT/hack/lib/child-cpu.sh"
 
 total_start=$SECONDS
 built=() skipped=()
@@ -115,14 +108,14 @@ for dir in "${targets[@]}"; do
     skipped+=("$kind-$version")
   else
     echo "[upstream] $kind $version ($pkg) ... (Go build cache: $gocache)"
-    child_cpu; start=$SECONDS cpu_start=$CHILD_CPU tmp="$out/.$name.tmp.$$"
+    child_cpu "$CACHE"; start=$SECONDS cpu_start=$CHILD_CPU tmp="$out/.$name.tmp.$$"
     if ! (cd "$TOOLS/$dir" && nice -n "$NICE" go build -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg"); then
       rm -f "$tmp"
       die "building $kind $version failed after $((SECONDS - start))s (see the go output above)"
     fi
     mv -f "$tmp" "$out/$name"
     echo "$want" > "$out/.stamp"
-    child_cpu; cpu=$((CHILD_CPU - cpu_start))
+    child_cpu "$CACHE"; cpu=$((CHILD_CPU - cpu_start))
     echo "[upstream] $kind $version done in $((SECONDS - start))s, ${cpu} CPU-s ($(du -m "$out/$name" | cut -f1) MiB)"
     echo "$(date -u +%FT%TZ) $kind $version seconds=$((SECONDS - start)) cpu_seconds=$cpu bytes=$(stat -c %s "$out/$name") gocache=$gocache go=$GO_VERSION" >> "$CACHE/build-times.log"
     built+=("$kind-$version") gocache=warm
