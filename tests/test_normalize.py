@@ -1,0 +1,30 @@
+"""Golden normalization rules that are not about a single backend."""
+
+import pytest
+
+from conformance.normalize import VERSION_AFTER_FINISH, normalize
+
+
+def _volcano_job(phase: str, version: int) -> dict:
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": "train", "namespace": "default"},
+            "status": {"state": {"phase": phase}, "version": version}}
+
+
+@pytest.mark.parametrize("phase", ["Aborted", "Completed", "Failed", "Terminated"])
+def test_volcano_version_after_finish_is_masked(phase):
+    [job] = normalize([_volcano_job(phase, 4)], status=True)
+    assert job["status"]["version"] == VERSION_AFTER_FINISH
+
+
+@pytest.mark.parametrize("phase", ["Pending", "Running", "Restarting", "Aborting"])
+def test_volcano_version_before_finish_is_compared(phase):
+    # Before the Job finished, each restart bumps the version exactly once: a real contract.
+    [job] = normalize([_volcano_job(phase, 2)], status=True)
+    assert job["status"]["version"] == 2
+
+
+def test_batch_job_status_is_not_touched_by_the_volcano_rule():
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+           "status": {"failed": 1, "version": 3}}
+    assert normalize([job], status=True)[0]["status"] == {"failed": 1, "version": 3}
