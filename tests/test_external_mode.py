@@ -1,6 +1,7 @@
 """External-operator mode: the API check (fake discovery), the harness-ownership test for
 cluster-scoped names, and the `conformance run --operator external` argument contract."""
 
+import copy
 import subprocess
 import sys
 
@@ -124,3 +125,326 @@ def test_unknown_operator_setting_is_refused(monkeypatch):
     monkeypatch.setenv("TC_LIVE_OPERATOR", "vendor")
     with pytest.raises(ValueError, match="TC_LIVE_OPERATOR='vendor'"):
         session.Settings()
+
+
+# ---------------------------------------------------------------- Go serialization in custom resources
+
+def _jobset(container: dict, job_template_extra: dict | None = None, rules=None) -> dict:
+    """A JobSet with one replicatedJob ``node`` whose pod template has ``container``."""
+    job_spec = {"template": {"spec": {"containers": [container]}}}
+    if rules is not None:
+        job_spec["podFailurePolicy"] = {"rules": rules}
+    template = {"spec": job_spec, **(job_template_extra or {})}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "tj", "namespace": "d"},
+            "spec": {"replicatedJobs": [{"name": "node", "replicas": 1, "template": template}]}}
+
+
+def _container(jobset: dict) -> dict:
+    return jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_go_zero_values_go_where_render_has_none():
+    from conformance.live import gozero
+
+    rendered = _jobset({"name": "node", "image": "img:1", "ports": [{"containerPort": 29500}]},
+                       rules=[{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}])
+    # As Trainer + JobSet's webhook wrote it (docs/results/*/conformance.log).
+    live = _jobset({"name": "node", "image": "img:1", "ports": [{"containerPort": 29500, "protocol": "TCP"}],
+                    "resources": {}},
+                   rules=[{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": ""}]}])
+    live["spec"]["replicatedJobs"][0]["template"]["metadata"] = {}
+    live["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"] = {}
+    [stripped] = gozero.strip([live], [rendered])
+    assert stripped == rendered
+    assert live["spec"]["replicatedJobs"][0]["template"]["metadata"] == {}  # the input is not changed
+
+
+def test_go_zero_values_stay_where_render_has_them_and_real_values_always_stay():
+    from conformance.live import gozero
+
+    rendered = _jobset({"name": "node", "image": "img:1", "resources": {}, "ports": [{"containerPort": 1}]},
+                       job_template_extra={"metadata": {}})
+    live = _jobset({"name": "node", "image": "img:1", "resources": {},
+                    "ports": [{"containerPort": 1, "protocol": "UDP"}]},
+                   job_template_extra={"metadata": {}},
+                   rules=[{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "False"}]}])
+    live["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"] = {"labels": {"a": "b"}}
+    [stripped] = gozero.strip([live], [rendered])
+    assert stripped == live  # render writes resources {} and metadata {} too; UDP, False and labels are values
+
+
+def test_go_zero_values_go_only_from_custom_resources():
+    from conformance.live import gozero
+
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "d"},
+           "spec": {"template": {"metadata": {}, "spec": {"containers": [{"name": "c", "resources": {}}]}}}}
+    assert gozero.strip([job], []) == [job]  # built-in kinds: the apiserver's defaults (platform.py)
+
+
+def test_quantities_take_render_spelling_only_for_the_same_amount():
+    from conformance.live import gozero
+
+    rendered = _jobset({"name": "node", "resources": {"limits": {"cpu": "2.5", "memory": "1Gi"},
+                                                        "requests": {"cpu": "0.7"}}})
+    live = _jobset({"name": "node", "resources": {"limits": {"cpu": "2500m", "memory": "2Gi"},
+                                                    "requests": {"cpu": "700m", "nvidia.com/gpu": "1"}}})
+    [stripped] = gozero.strip([live], [rendered])
+    assert _container(stripped)["resources"] == {"limits": {"cpu": "2.5", "memory": "2Gi"},
+                                                 "requests": {"cpu": "0.7", "nvidia.com/gpu": "1"}}
+
+
+def test_containers_pair_by_name_not_position():
+    from conformance.live import gozero
+
+    rendered = _jobset({"name": "a"})
+    rendered_spec = rendered["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    rendered_spec["containers"] = [{"name": "a"}, {"name": "b", "resources": {}}]
+    live = copy.deepcopy(rendered)
+    live_spec = live["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    live_spec["containers"] = [{"name": "b", "resources": {}}, {"name": "a", "resources": {}}]
+    [stripped] = gozero.strip([live], [rendered])
+    assert stripped["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"] == [
+        {"name": "b", "resources": {}}, {"name": "a"}]
+
+
+def test_runtime_template_updated_by_the_operator_reads_like_the_input():
+    """Trainer v2.1 adds its finalizer with an Update: the runtime comes back with Go's zeros."""
+    from conformance.live import gozero
+
+    given = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+             "metadata": {"name": "torch-distributed"},
+             "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {"replicatedJobs": [
+                 {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [{"name": "node"}]}}}}}]}}}}
+    live = copy.deepcopy(given)
+    live["metadata"]["finalizers"] = ["trainer.kubeflow.org/resource-in-use"]
+    live["spec"]["template"]["metadata"] = {}
+    rj = live["spec"]["template"]["spec"]["replicatedJobs"][0]
+    rj["template"]["spec"]["template"]["metadata"] = {}
+    rj["template"]["spec"]["template"]["spec"]["containers"][0]["resources"] = {}
+    [stripped] = gozero.strip([live], [given])
+    assert stripped["spec"] == given["spec"]  # `torch: {}` is a value render has: kept
+    assert stripped["metadata"]["finalizers"] == ["trainer.kubeflow.org/resource-in-use"]  # not a Go zero: shows
+
+
+def test_pods_follow_the_jobset_template_once_its_go_zeros_are_gone():
+    """The Pod's `resources: {}` / `protocol: TCP` are the apiserver's; platform.py keeps them when the
+    template sets them - and the live JobSet's template does, as Go wrote it. Stripped first, it does not."""
+    from conformance.live import gozero, platform
+
+    rendered = _jobset({"name": "node", "image": "img:1", "ports": [{"containerPort": 29500}],
+                        "resources": {"limits": {"cpu": "2.5"}}})
+    live = _jobset({"name": "node", "image": "img:1", "ports": [{"containerPort": 29500, "protocol": "TCP"}],
+                    "resources": {"limits": {"cpu": "2500m"}}})
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "tj-node-0-0-x", "namespace": "d", "labels": {
+        "jobset.sigs.k8s.io/jobset-name": "tj", "jobset.sigs.k8s.io/replicatedjob-name": "node"}},
+           "spec": {"containers": [{"name": "node", "image": "img:1", "imagePullPolicy": "IfNotPresent",
+                                    "ports": [{"containerPort": 29500, "protocol": "TCP"}],
+                                    "resources": {"limits": {"cpu": "2500m"}, "requests": {"cpu": "2500m"}}}]}}
+    _jobset_out, pod_out = platform.strip(gozero.strip([live, pod], [rendered]), [])
+    assert pod_out["spec"]["containers"] == [{"name": "node", "image": "img:1", "ports": [{"containerPort": 29500}],
+                                              "resources": {"limits": {"cpu": "2.5"}}}]
+
+
+# ---------------------------------------------------------------- reconcile errors from upstream Events
+
+def _event(reason, kind, message, *, type_="Warning", rv="1", when="2026-11-22T08:51:20.492846Z", component=None):
+    event = {"metadata": {"resourceVersion": rv}, "type": type_, "reason": reason, "message": message,
+             "involvedObject": {"kind": kind, "namespace": "default", "name": "test-job"},
+             "eventTime": when, "reportingComponent": component or "", "source": {}}
+    if component:
+        event["source"] = {"component": component}
+    return event
+
+
+LIMIT = ('Job.batch "test-job-node-0" is invalid: spec.template.spec.containers[0].resources.limits: '
+         'Required value: Limit must be set for non overcommitable resources')
+
+
+def test_jobset_job_creation_failed_is_a_reconcile_error_in_external_mode_only():
+    from conformance.live import events
+
+    # The message JobSet v0.12.0 recorded live (JobSet default/test-job, reason JobCreationFailed).
+    event = _event("JobCreationFailed", "JobSet", f'job "test-job-node-0" creation failed with error: {LIMIT}')
+    expected = [f'JobSet default/test-job: job "test-job-node-0" creation failed with error: {LIMIT}']
+    assert events.reconcile_errors([event], external=True) == expected  # the golden's string
+    assert events.reconcile_errors([event], external=False) == []
+
+
+def test_joined_job_errors_become_one_error_each():
+    from conformance.live import events
+
+    message = 'job "a-0" creation failed with error: x\njob "a-1" creation failed with error: y'
+    assert events.reconcile_errors([_event("JobCreationFailed", "JobSet", message)], external=True) == [
+        'JobSet default/test-job: job "a-0" creation failed with error: x',
+        'JobSet default/test-job: job "a-1" creation failed with error: y']
+
+
+def test_trainer_resources_creation_failed_loses_its_prefix_and_pointer():
+    from conformance.live import events
+
+    event = _event("TrainJobResourcesCreationFailed", "TrainJob",
+                   "TrainJob resources reconciliation failed: MPI implementation for 0xc000a1b2c0 doesn't supported")
+    # cases/trainer/mpi-render.yaml mpi-implementation-empty-fails-build: render's string.
+    assert events.reconcile_errors([event], external=True) == [
+        "TrainJob default/test-job: MPI implementation for <pointer> doesn't supported"]
+
+
+@pytest.mark.parametrize("event", [
+    _event("JobCreationFailed", "JobSet", "x", type_="Normal"),
+    _event("JobCreationFailed", "TrainJob", "x"),  # the reason belongs to JobSet's controller
+    _event("FailedCreate", "Job", "x"),  # kube-controller-manager's, not the operator's
+    _event("ReconcileError", "JobSet", "x"),  # reference reason, but not from the reference component
+])
+def test_other_events_are_not_reconcile_errors(event):
+    from conformance.live import events
+
+    assert events.reconcile_errors([event], external=True) == []
+
+
+def test_reference_operator_errors_count_in_both_modes_first_seen_first_once():
+    from conformance.live import events
+    from reconciler.live.facade import EVENT_COMPONENT
+
+    later = _event("ReconcileError", "JobSet", "b", rv="9", when="2026-11-22T08:51:21Z", component=EVENT_COMPONENT)
+    first = _event("ReconcileError", "JobSet", "a", rv="12", when="2026-11-22T08:51:20Z", component=EVENT_COMPONENT)
+    again = _event("ReconcileError", "JobSet", "a", rv="15", when="2026-11-22T08:51:22Z", component=EVENT_COMPONENT)
+    for external in (False, True):
+        assert events.reconcile_errors([later, again, first], external=external) == [
+            "JobSet default/test-job: a", "JobSet default/test-job: b"]
+
+
+# ---------------------------------------------------------------- the operator's runtime cache lags
+
+CTR_MISS = ('admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.RuntimeRef: '
+            'Invalid value: {"name":"torch-distributed","apiGroup":"trainer.kubeflow.org","kind":'
+            '"ClusterTrainingRuntime"}: ClusterTrainingRuntime.trainer.kubeflow.org "torch-distributed" not found: '
+            'specified clusterTrainingRuntime must be created before the TrainJob is created')
+TR_MISS = CTR_MISS.replace("ClusterTrainingRuntime.", "TrainingRuntime.")
+TRAINJOB = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": "test-job", "namespace": "default"}}
+
+
+@pytest.mark.parametrize("message, created, retried", [
+    (CTR_MISS, {("ClusterTrainingRuntime", None, "torch-distributed")}, True),
+    (CTR_MISS, set(), False),  # the case never created it: the denial rows like missing-cluster-runtime expect
+    (CTR_MISS, {("TrainingRuntime", "default", "torch-distributed")}, False),  # other kind: the denial is real
+    (TR_MISS, {("TrainingRuntime", "default", "torch-distributed")}, True),
+    (TR_MISS, {("TrainingRuntime", "team-a", "torch-distributed")}, False),  # namespaced-runtime-other-namespace
+    (CTR_MISS.replace("torch-distributed", "mpi-distributed"), {("ClusterTrainingRuntime", None, "torch-distributed")},
+     False),
+    # The apiserver's own NotFound spelling is not the cache reader's.
+    (CTR_MISS.replace("ClusterTrainingRuntime.trainer", "clustertrainingruntimes.trainer"),
+     {("ClusterTrainingRuntime", None, "torch-distributed")}, False),
+])
+def test_only_a_runtime_the_case_created_is_waited_for(message, created, retried):
+    from conformance.live import runtime_cache
+
+    assert runtime_cache.cache_miss(message, TRAINJOB, created) is retried
+
+
+def test_input_keys_name_the_scope():
+    from conformance.live import runtime_cache
+
+    assert runtime_cache.input_key({"kind": "ClusterTrainingRuntime", "metadata": {"name": "r"}}) == (
+        "ClusterTrainingRuntime", None, "r")
+    assert runtime_cache.input_key({"kind": "TrainingRuntime", "metadata": {"name": "r"}}) == ("TrainingRuntime", "default", "r")
+
+
+class _Clock:
+    def __init__(self):
+        self.now, self.sleeps = 0.0, []
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def _denials(count, message=CTR_MISS):
+    from reconciler.live.rest import ApiError
+
+    calls = []
+
+    def attempt():
+        calls.append(1)
+        if len(calls) <= count:
+            raise ApiError(403, {"reason": "Forbidden", "message": message})
+        return {"created": len(calls)}
+    return attempt, calls
+
+
+def test_cache_miss_is_retried_with_backoff_until_admitted():
+    from conformance.live import runtime_cache
+
+    clock = _Clock()
+    attempt, calls = _denials(3)
+    assert runtime_cache.create(attempt, lambda exc: True, wait=10, sleep=clock.sleep, clock=lambda: clock.now) == {
+        "created": 4}
+    assert clock.sleeps == [0.1, 0.2, 0.4]
+
+
+def test_cache_miss_gives_up_after_the_wait_with_the_last_denial():
+    from conformance.live import runtime_cache
+    from reconciler.live.rest import ApiError
+
+    clock = _Clock()
+    attempt, calls = _denials(1000)
+    with pytest.raises(ApiError, match="not found"):
+        runtime_cache.create(attempt, lambda exc: True, wait=3, sleep=clock.sleep, clock=lambda: clock.now)
+    assert clock.now <= 3 and clock.sleeps[:5] == [0.1, 0.2, 0.4, 0.8, 1.0] and max(clock.sleeps) == 1.0
+
+
+def test_other_denials_are_final_at_once():
+    from conformance.live import runtime_cache
+    from reconciler.live.rest import ApiError
+
+    clock = _Clock()
+    attempt, calls = _denials(1)
+    with pytest.raises(ApiError):
+        runtime_cache.create(attempt, lambda exc: False, sleep=clock.sleep, clock=lambda: clock.now)
+    assert len(calls) == 1 and clock.sleeps == []
+
+
+class _ApplyApi:
+    """Creates everything; denies the TrainJob `denials` times as Trainer's webhook with a stale cache does."""
+
+    def __init__(self, denials):
+        self.denials, self.created = denials, []
+
+    def resource(self, api_version, kind):
+        from types import SimpleNamespace
+        return SimpleNamespace(namespaced=kind != "ClusterTrainingRuntime")
+
+    def create(self, body, manager):
+        from reconciler.live.rest import ApiError
+        if body["kind"] == "TrainJob" and self.denials:
+            self.denials -= 1
+            raise ApiError(403, {"reason": "Forbidden", "message": CTR_MISS})
+        self.created.append(body["kind"])
+        return body
+
+
+def _apply_with(operator, denials, monkeypatch):
+    from types import SimpleNamespace
+
+    from conformance.live import case, runtime_cache
+    from conformance.live.isolation import NamespaceMap
+    from conformance.outcome import Outcome
+
+    monkeypatch.setattr(runtime_cache.time, "sleep", lambda seconds: None)
+    run = case.CaseRun.__new__(case.CaseRun)
+    run.api, run.names, run.created = _ApplyApi(denials), NamespaceMap("t0"), set()
+    run.session = SimpleNamespace(settings=SimpleNamespace(operator=operator))
+    run.manifests = [dict(TRAINJOB), {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+                                      "metadata": {"name": "torch-distributed"}}]
+    outcome = Outcome(objects=[])
+    run._apply(outcome)
+    return run, outcome
+
+
+def test_apply_retries_the_stale_cache_denial_in_external_mode_only(monkeypatch):
+    run, outcome = _apply_with("external", 2, monkeypatch)
+    assert run.api.created == ["ClusterTrainingRuntime", "TrainJob"] and outcome.rejections == []
+    run, outcome = _apply_with("reference", 2, monkeypatch)
+    assert run.api.created == ["ClusterTrainingRuntime"]
+    [rejection] = outcome.rejections
+    assert rejection.kind == "TrainJob" and rejection.code == 403

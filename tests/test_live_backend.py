@@ -254,3 +254,30 @@ def test_young_parents_wait_for_their_children():
     trainjob = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
                 "metadata": {"name": "tj", "namespace": "n", "creationTimestamp": now}, "spec": {}}
     assert steady._children_missing([trainjob]) == ["TrainJob n/tj: no JobSet yet"]
+
+
+def _jobset_status(*names, api_version="jobset.x-k8s.io/v1alpha2"):
+    return {"apiVersion": api_version, "kind": "JobSet", "metadata": {"name": "js", "namespace": "d"},
+            "status": {"restarts": 0, "replicatedJobsStatus": [{"name": n, "ready": i} for i, n in enumerate(names)]}}
+
+
+def test_replicated_jobs_status_follows_render_order_by_name():
+    """JobSet builds status.replicatedJobsStatus from a Go map: its order means nothing."""
+    live_obj = _jobset_status("workers", "extra", "leader")
+    [ordered] = keyorder.reorder_like([live_obj], [_jobset_status("leader", "workers")])
+    assert [s["name"] for s in ordered["status"]["replicatedJobsStatus"]] == ["leader", "workers", "extra"]
+    assert {s["name"]: s["ready"] for s in ordered["status"]["replicatedJobsStatus"]} == {
+        "workers": 0, "extra": 1, "leader": 2}  # elements unchanged, render's missing one last
+    assert [s["name"] for s in live_obj["status"]["replicatedJobsStatus"]] == ["workers", "extra", "leader"]
+
+
+def test_other_lists_keep_their_live_order():
+    live_obj = _jobset_status("workers", "leader")
+    live_obj["spec"] = {"replicatedJobs": [{"name": "workers"}, {"name": "leader"}]}
+    rendered = _jobset_status("leader", "workers")
+    rendered["spec"] = {"replicatedJobs": [{"name": "leader"}, {"name": "workers"}]}
+    [ordered] = keyorder.reorder_like([live_obj], [rendered])
+    assert [r["name"] for r in ordered["spec"]["replicatedJobs"]] == ["workers", "leader"]  # spec order is meaningful
+    other_group = _jobset_status("workers", "leader", api_version="example.com/v1")
+    [kept] = keyorder.reorder_like([other_group], [_jobset_status("leader", "workers", api_version="example.com/v1")])
+    assert [s["name"] for s in kept["status"]["replicatedJobsStatus"]] == ["workers", "leader"]

@@ -7,12 +7,14 @@ Step by step (each bounded by a timeout):
    cluster-scoped inputs left over by an interrupted run are deleted first;
 2. inputs are created one by one in render's order (:func:`reconciler.apply_order`), as
    ``kubectl create`` would; a refusal becomes a rejection with the apiserver's code, reason and
-   message, its field errors read from the Status (:mod:`.rejections`);
+   message, its field errors read from the Status (:mod:`.rejections`) - in external mode after
+   retrying a TrainJob the operator's stale runtime cache denied (:mod:`.runtime_cache`);
 3. wait until steady (:mod:`.steady`);
 4. list every kind the profile serves plus the built-in kinds render models in the namespaces,
-   and the cluster-scoped inputs by name; Warning Events with reason ``ReconcileError`` become
-   reconcile errors; namespaces are translated back, platform fields dropped
-   (:mod:`.platform`), keys ordered like render's (:mod:`.keyorder`);
+   and the cluster-scoped inputs by name; Warning Events that report a failed reconcile become
+   reconcile errors (:mod:`.events`); namespaces are translated back, Go's zero values in custom
+   resources (:mod:`.gozero`) and platform fields (:mod:`.platform`) dropped, keys ordered like
+   render's (:mod:`.keyorder`);
 5. namespaces are deleted in the background; cluster-scoped inputs are deleted and waited for,
    since the next case may create the same names.
 """
@@ -25,13 +27,12 @@ import time
 
 import reconciler
 from reconciler import crds as crd_files, meta, profiles
-from reconciler.live.facade import EVENT_COMPONENT, EVENT_REASON
 from reconciler.live.operator import builtin_kinds
 from reconciler.live.rest import ApiError
 from reconciler.live.waits import wait_until
 
 from ..outcome import Outcome, RejectionRecord
-from . import external, keyorder, platform, rejections
+from . import events, external, gozero, keyorder, platform, rejections, runtime_cache
 from .isolation import NamespaceMap
 from .session import LiveSession
 from .steady import reasons_not_steady
@@ -48,6 +49,8 @@ class CaseRun:
         self.label = label
         self.timings: dict[str, float] = {}
         self.cluster_scoped: list[dict] = []
+        #: runtime_cache.input_key of every input created so far (all steps).
+        self.created: set[tuple] = set()
         self._applied_at = time.monotonic()
         #: Seconds without any event that end a settle (see steady.py).
         self.quiet = session.settings.quiet
@@ -114,13 +117,22 @@ class CaseRun:
                 continue
             body = self.names.rewrite_input(obj, namespaced)
             try:
-                self.api.create(body, FIELD_MANAGER)
+                self._create(obj, body)
             except ApiError as exc:
                 outcome.rejections.append(self._rejection(obj, exc))
                 continue
+            self.created.add(runtime_cache.input_key(obj))
             if obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1":
                 self._wait_service_accounts(exclude=set(self.names.forward) - {obj["metadata"]["name"]})
         self._applied_at = time.monotonic()
+
+    def _create(self, obj: dict, body: dict) -> None:
+        if self.session.settings.operator == "external" and obj.get("kind") == "TrainJob":
+            # The operator's webhook may not have its cache updated with the runtime this case just created.
+            runtime_cache.create(lambda: self.api.create(body, FIELD_MANAGER),
+                                 lambda exc: runtime_cache.cache_miss(exc.message, obj, self.created))
+        else:
+            self.api.create(body, FIELD_MANAGER)
 
     def _rejection(self, obj: dict, exc: ApiError) -> RejectionRecord:
         md = obj.get("metadata") or {}
@@ -194,28 +206,23 @@ class CaseRun:
         jobs = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o.get("kind") == "Job"]
         objects = self.names.back(objects, jobs)
         objects = [_without_namespace_platform(o) for o in objects]
-        objects = platform.strip(objects, self.manifests)
         if rendered is None:
             rendered = reconciler.render(copy.deepcopy(self.manifests), self.profile).objects
+        # Go's zero values in custom resources first: platform.strip reads the JobSet's templates.
+        objects = platform.strip(gozero.strip(objects, rendered), self.manifests)
         outcome.objects = keyorder.reorder_like(objects, rendered)
         outcome.reconcile_errors = self._reconcile_errors()
 
     def _reconcile_errors(self) -> list[str]:
-        events = self.api.must_resource("v1", "Event")
-        found = []
-        for live in self.names.live_namespaces:
-            for event in self.api.list(events, live).get("items", []):
-                if event.get("reason") == EVENT_REASON and (event.get("source") or {}).get("component") == EVENT_COMPONENT:
-                    found.append(event)
-        found.sort(key=lambda e: (e.get("firstTimestamp") or "", int(e["metadata"].get("resourceVersion", "0"))))
+        """Warning Events that report a failed reconcile (:mod:`.events`; upstream reasons in external mode)."""
+        resource = self.api.must_resource("v1", "Event")
+        found = [event for live in self.names.live_namespaces
+                 for event in self.api.list(resource, live).get("items", [])]
         errors = []
-        for event in found:
-            involved = event.get("involvedObject") or {}
-            ns = involved.get("namespace")
-            entry = f"{involved.get('kind')} {ns + '/' if ns else ''}{involved.get('name')}: {event.get('message')}"
-            entry = self.names.back(entry)
-            if entry not in errors:
-                errors.append(entry)
+        for error in events.reconcile_errors(found, external=self.session.settings.operator == "external"):
+            error = self.names.back(error)
+            if error not in errors:
+                errors.append(error)
         return errors
 
     def _cleanup(self) -> None:

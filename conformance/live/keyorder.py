@@ -6,11 +6,23 @@ them. Key order means nothing in JSON, so the live backend re-keys each object a
 of the same case - only the order: no key is added, dropped or changed, and list order is kept -
 so that the golden diff shows nothing but real differences. Keys render does not have come last,
 in the apiserver's order.
+
+List order is kept, except in list-maps an operator builds by iterating a Go map, whose order is
+random from one reconcile to the next (:data:`UNORDERED_LISTS`, e.g. JobSet's
+``status.replicatedJobsStatus``, keyed by ``name``): there the elements follow render's order by
+key, elements render does not have last in the live order. Nothing is added or dropped.
 """
 
 from __future__ import annotations
 
 from reconciler import meta
+
+
+#: (apiVersion group, kind) -> paths of list-maps keyed by ``name`` that have no order.
+UNORDERED_LISTS = {
+    # kubernetes-sigs/jobset calculateReplicatedJobStatuses: ranges over a Go map of replicatedJob name -> counts.
+    ("jobset.x-k8s.io", "JobSet"): [("status", "replicatedJobsStatus")],
+}
 
 
 def reorder(value, template):
@@ -39,4 +51,34 @@ def identity(obj: dict) -> tuple:
 
 def reorder_like(objects: list[dict], rendered: list[dict]) -> list[dict]:
     templates = {identity(o): o for o in rendered}
-    return [reorder(o, templates[identity(o)]) if identity(o) in templates else o for o in objects]
+    out = []
+    for obj in objects:
+        template = templates.get(identity(obj))
+        if template is not None:
+            obj = reorder(_unordered_like(obj, template), template)
+        out.append(obj)
+    return out
+
+
+def _unordered_like(obj: dict, template: dict) -> dict:
+    """``obj`` with each of its :data:`UNORDERED_LISTS` in ``template``'s order by name (a shallow copy
+    along the path; the elements themselves are the same)."""
+    paths = UNORDERED_LISTS.get((meta.group_of(obj.get("apiVersion", "")), obj.get("kind")), [])
+    for path in paths:
+        obj = _with_list_sorted(obj, template, path)
+    return obj
+
+
+def _with_list_sorted(node, template, path):
+    if not isinstance(node, dict) or not isinstance(template, dict) or path[0] not in node:
+        return node
+    if len(path) > 1:
+        return {**node, path[0]: _with_list_sorted(node[path[0]], template.get(path[0]), path[1:])}
+    items, wanted = node[path[0]], template.get(path[0])
+    if not isinstance(items, list) or not isinstance(wanted, list):
+        return node
+    rank = {w.get("name"): i for i, w in enumerate(wanted) if isinstance(w, dict) and "name" in w}
+    late = len(rank)
+    ordered = sorted(enumerate(items), key=lambda p: (rank.get(p[1].get("name"), late) if isinstance(p[1], dict)
+                                                       else late, p[0]))
+    return {**node, path[0]: [item for _, item in ordered]}

@@ -1,0 +1,78 @@
+"""Which Events are reconcile errors, and the error strings they hold.
+
+The reference operator reports a failed reconcile as a Warning Event with reason
+``ReconcileError`` from its own component; its message is the error as render records it. An
+operator we did not write reports the same failures its own way, so in external mode these count
+too (Warning Events only; reasons and wording from the upstream sources):
+
+==================================  ============  =================================================
+reason                              on            message
+==================================  ============  =================================================
+``JobCreationFailed``               JobSet        kubernetes-sigs/jobset ``createJobs``: one
+                                                  ``job "<name>" creation failed with error: <err>``
+                                                  per Job it could not create, joined by newlines
+                                                  (Go's ``errors.Join``) - render's wording per Job
+``TrainJobResourcesCreationFailed`` TrainJob      kubeflow/trainer: ``TrainJob resources
+                                                  reconciliation failed: <err>`` (``<err>`` cut at
+                                                  950 characters and `` ...`` appended)
+==================================  ============  =================================================
+
+What is compared is the error itself: one entry per line of a joined message, without Trainer's
+``TrainJob resources reconciliation failed:`` prefix, and with a Go pointer printed by ``%v``
+(``0xc000a1b2c0``: an address, different in every run) written ``<pointer>`` as render writes it.
+The involved object is named ``<Kind> <namespace>/<name>: `` in front, as for the reference operator.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reconciler.live.facade import EVENT_COMPONENT, EVENT_REASON
+
+#: (reason, kind of the involved object) -> a function from the Event's message to its errors.
+_TRAINER_PREFIX = "TrainJob resources reconciliation failed: "
+_GO_POINTER = re.compile(r"\b0x[0-9a-f]{8,16}\b")
+
+
+def _joined(message: str) -> list[str]:
+    return [line for line in message.split("\n") if line.strip()]
+
+
+def _trainer(message: str) -> list[str]:
+    return [_GO_POINTER.sub("<pointer>", line) for line in _joined(message.removeprefix(_TRAINER_PREFIX))]
+
+
+UPSTREAM_REASONS = {
+    ("JobCreationFailed", "JobSet"): _joined,
+    ("TrainJobResourcesCreationFailed", "TrainJob"): _trainer,
+}
+
+
+def errors_of(event: dict, external: bool) -> list[str]:
+    """The reconcile errors ``event`` reports (none for any other Event), each named after its object."""
+    involved = event.get("involvedObject") or {}
+    if event.get("reason") == EVENT_REASON and (event.get("source") or {}).get("component") == EVENT_COMPONENT:
+        messages = [event.get("message") or ""]
+    elif external and event.get("type") == "Warning" and (event.get("reason"), involved.get("kind")) in UPSTREAM_REASONS:
+        messages = UPSTREAM_REASONS[(event["reason"], involved["kind"])](event.get("message") or "")
+    else:
+        return []
+    namespace = involved.get("namespace")
+    prefix = f"{involved.get('kind')} {namespace + '/' if namespace else ''}{involved.get('name')}: "
+    return [prefix + message for message in messages]
+
+
+def order_key(event: dict) -> tuple:
+    """First seen first: core/v1 Events have ``firstTimestamp``, events.k8s.io ones (controller-runtime's
+    new recorder) ``eventTime``; the resourceVersion breaks ties."""
+    when = event.get("firstTimestamp") or event.get("eventTime") or ""
+    return (when[:19], int((event.get("metadata") or {}).get("resourceVersion", "0") or 0))
+
+
+def reconcile_errors(events: list[dict], external: bool) -> list[str]:
+    found: list[str] = []
+    for event in sorted(events, key=order_key):
+        for error in errors_of(event, external):
+            if error not in found:
+                found.append(error)
+    return found
