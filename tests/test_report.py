@@ -129,8 +129,9 @@ def test_junit_one_testcase_per_case_with_the_full_failure_text():
     assert suite.get("name") == "render"
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("4", "1", "1", "1")
     cases = suite.findall("testcase")
+    # The profile's own dot would read as a package boundary (trainer-v2 > 3.t); its name is a property.
     assert [(c.get("classname"), c.get("name")) for c in cases] == [
-        ("render.trainer-v2.3.t", "a"), ("render.trainer-v2.3.t", "b"), ("render.trainer-v2.3.t", "c"),
+        ("render.trainer-v2_3.t", "a"), ("render.trainer-v2_3.t", "b"), ("render.trainer-v2_3.t", "c"),
         ("render.-.t", "broken")]
     failure = cases[1].find("failure")
     assert failure.text == DIFF + "\\x1b[31m"  # whole text; the control character is escaped, not dropped
@@ -144,6 +145,14 @@ def test_junit_one_testcase_per_case_with_the_full_failure_text():
     assert suite_props["kubernetesVersion"] == "v1.33.1" and suite_props["implementationVersion"] == "1.2"
 
 
+def test_junit_classname_has_exactly_backend_profile_and_table_as_packages():
+    results = [result("torch-nproc/a", profile="jobset-v0.10"), result("t.x/b", profile="trainer-v2.3")]
+    suite = ET.fromstring(junit_xml(results, report_of(results))).find("testsuite")
+    classnames = [c.get("classname") for c in suite.findall("testcase")]
+    assert classnames == ["render.jobset-v0_10.torch-nproc", "render.trainer-v2_3.t_x"]
+    assert all(len(name.split(".")) == 3 for name in classnames)
+
+
 def test_log_lines_failure_texts_and_final_count():
     results = [result("t/a"), result("t/b", "failed", text=DIFF), result("t/c", "skipped"),
                result("t/broken", "error", profile="-", text="bad row")]
@@ -153,6 +162,53 @@ def test_log_lines_failure_texts_and_final_count():
     text = "\n".join(lines)
     assert f"--- FAILED trainer-v2.3:t/b\n{DIFF}" in text and "--- ERROR golden:x.yaml\nunused golden" in text
     assert lines[-1] == "1 passed, 3 failed, 1 skipped"  # errors, also run-level ones, count as failed
+
+
+# ---------------------------------------------------------------- reproduction commands
+
+class _Config:
+    """The pytest options a Collector reads."""
+
+    def __init__(self, **options):
+        self.options = {"--backend": "render", "--profile": ["trainer-v2.3"], "--level": [], "keyword": "",
+                        "--cases-dir": None, "--snapshots-dir": None, "--snapshot-update": False,
+                        "--report-dir": "out", "--implementation": None, "--implementation-version": None,
+                        "--implementation-url": "", "--operator": None, "--kubeconfig": None, **options}
+
+    def getoption(self, name, default=None):
+        return self.options.get(name, default)
+
+
+def _conformance_command(**options):
+    from pathlib import Path
+
+    from conformance.report.collector import Collector
+
+    return Collector(_Config(**options), Path("out")).reproduce_with_conformance()
+
+
+def test_live_external_command_asks_for_the_users_kubeconfig():
+    command = _conformance_command(**{"--backend": "live", "--kubeconfig": "/tmp/tc-cluster-x/kubeconfig",
+                                      "--implementation": "kubeflow/trainer", "--implementation-version": "v2.3.0"})
+    assert command.startswith('conformance run --backend live --kubeconfig "$KUBECONFIG" --profile trainer-v2.3 ')
+    assert "/tmp/tc-cluster-x" not in command  # the run's own, temporary cluster
+    assert command.endswith("--operator external --implementation kubeflow/trainer --implementation-version v2.3.0")
+
+
+@pytest.mark.parametrize("options", [{}, {"--backend": "live", "--operator": "reference"}])
+def test_render_and_local_live_commands_need_no_kubeconfig(options):
+    assert "--kubeconfig" not in _conformance_command(**options)
+
+
+def test_submission_readme_explains_the_placeholder():
+    from conformance.report.writers import submission_readme
+
+    report = report_of([result("t/a")])
+    readme = submission_readme(report, "python -m pytest x", 'conformance run --backend live --kubeconfig "$KUBECONFIG"',
+                               "/w")
+    assert 'conformance run --backend live --kubeconfig "$KUBECONFIG"\n```' in readme
+    assert "`\"$KUBECONFIG\"`: the kubeconfig of the cluster the implementation runs in" in readme
+    assert "$KUBECONFIG" not in submission_readme(report, "python -m pytest x", "conformance run --backend render", "/w")
 
 
 # ---------------------------------------------------------------- CLI pieces

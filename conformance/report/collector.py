@@ -33,7 +33,7 @@ from ..cases import BrokenCase
 from ..pytest_plugin import _STATE_KEY as _SUITE_STATE_KEY
 from ..pytest_plugin import _SUITE_TEST
 from .model import NO_PROFILE, CaseResult, Implementation, build_report, exit_code
-from .writers import write_all
+from .writers import KUBECONFIG_PLACEHOLDER, write_all
 
 PACKAGE = "training-conformance"
 REFERENCE_IMPLEMENTATION = ("training-conformance", "reference-reconciler")
@@ -176,6 +176,8 @@ class Collector:
     def reproduce_with_conformance(self) -> str:
         config = self.config
         args = ["conformance", "run", "--backend", self.backend]
+        if self.backend == "live" and (config.getoption("--kubeconfig", default=None) or self.operator == "external"):
+            args += ["--kubeconfig", KUBECONFIG_PLACEHOLDER]  # the user's cluster, not this run's temporary one
         for profile in config.getoption("--profile"):
             args += ["--profile", profile]
         for level in config.getoption("--level"):
@@ -193,7 +195,7 @@ class Collector:
                      "--implementation-version", config.getoption("--implementation-version")]
         if config.getoption("--implementation-url"):
             args += ["--implementation-url", config.getoption("--implementation-url")]
-        return shlex.join(args)
+        return " ".join(a if a == KUBECONFIG_PLACEHOLDER else shlex.quote(a) for a in args)
 
 
 def _text(report) -> str:

@@ -2,8 +2,14 @@
 
 JUnit: one ``<testsuite>`` per backend, one ``<testcase>`` per case × profile with classname
 ``<backend>.<profile>.<table>`` and name = row id; the failure body is the whole failure text
-(the field diff). We write it ourselves: pytest's junitxml names cases after the pytest node
+(the field diff). JUnit viewers read a classname's dots as package separators, and profile names
+have dots of their own (``trainer-v2.3``), so each part's dots are written ``_``
+(``live.trainer-v2_3.torch-nproc``); the exact profile is the testcase's ``profile`` property.
+We write it ourselves: pytest's junitxml names cases after the pytest node
 (``test_case[profile:table/row]``), which is not the shape we want.
+
+Submission README: the run's command lines; a live run's cluster is the user's to name, so the
+``conformance`` command says ``--kubeconfig "$KUBECONFIG"`` (:data:`KUBECONFIG_PLACEHOLDER`).
 
 Log: one ``PASSED|FAILED|SKIPPED|ERROR <profile>:<table>/<row>`` line per case, then every
 failure and error text, then ``N passed, N failed, N skipped`` (errors, including run-level ones
@@ -23,6 +29,15 @@ from .model import CaseResult
 
 # XML 1.0 forbids most control characters (an ANSI colour code in a diff would make the file unreadable).
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+#: What the submission README's ``conformance`` command has for the kubeconfig of a live run.
+KUBECONFIG_PLACEHOLDER = '"$KUBECONFIG"'
+
+
+def classname(*parts: str) -> str:
+    """``<backend>.<profile>.<table>`` with each part's own dots as ``_`` (see the module doc)."""
+    return ".".join(part.replace(".", "_") for part in parts)
 
 
 def _xml_text(text: str) -> str:
@@ -56,7 +71,7 @@ def junit_xml(results: list[CaseResult], report: dict) -> str:
                         "kubernetesVersion": report["kubernetesVersion"],
                         "harnessVersion": report["harnessVersion"]})
     for r in results:
-        case = ET.SubElement(suite, "testcase", classname=f"{backend}.{r.profile}.{r.table}", name=r.row,
+        case = ET.SubElement(suite, "testcase", classname=classname(backend, r.profile, r.table), name=r.row,
                              time=f"{r.duration:.3f}")
         _properties(case, {"profile": r.profile, "level": r.level, "case": r.case_id})
         if r.outcome in ("failed", "error"):
@@ -116,6 +131,8 @@ def submission_readme(report: dict, pytest_command: str, conformance_command: st
         conformance_command,
         "```",
         "",
+        *([f"`{KUBECONFIG_PLACEHOLDER}`: the kubeconfig of the cluster the implementation runs in (set "
+           "`KUBECONFIG` or replace it).", ""] if KUBECONFIG_PLACEHOLDER in conformance_command else []),
         "## Files",
         "",
         "- `PRODUCT.yaml`: the implementation under test (CNCF k8s-conformance field names).",
