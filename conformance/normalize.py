@@ -99,7 +99,34 @@ def _normalize_one(obj: dict, owners: dict[str, str], status: bool, generated: d
         obj.pop("status", None)
     if obj.get("kind") == "Secret" and obj.get("type") == "kubernetes.io/ssh-auth":
         _normalize_ssh(obj)
+    if obj.get("kind") == "ConfigMap" and md.get("name", "").endswith(RUNTIME_SNAPSHOT_SUFFIX):
+        _normalize_runtime_snapshot(obj)
     return _replace_uids(obj, owners)
+
+
+RUNTIME_SNAPSHOT_SUFFIX = "-runtime-snapshot"
+_SNAPSHOT_ENTRY = re.compile(r"  ([^ -][^:]*):")
+
+
+def _normalize_runtime_snapshot(cm: dict) -> None:
+    """Trainer v2.3's runtime snapshot holds the runtime as YAML text, metadata included: the same
+    apiserver-made fields are dropped from that text, line by line so the rest stays byte-exact
+    (top-level ``metadata:`` entries are the lines indented by two spaces, each with its deeper
+    lines and, for ``managedFields``, its indentless ``  - `` items)."""
+    text = (cm.get("data") or {}).get("runtime")
+    if not isinstance(text, str):
+        return
+    out, in_metadata, dropping = [], False, False
+    for line in text.splitlines(keepends=True):
+        if not line.startswith(" "):
+            in_metadata, dropping = line.rstrip("\n") == "metadata:", False
+        elif in_metadata:
+            entry = _SNAPSHOT_ENTRY.match(line)
+            if entry:
+                dropping = entry.group(1) in _DROP_METADATA
+        if not dropping:
+            out.append(line)
+    cm["data"]["runtime"] = "".join(out)
 
 
 def _status(kind: str, status: dict) -> dict:

@@ -37,6 +37,9 @@ class Profile:
     mpi_reserved_env_check: bool = False
     #: Torch webhook only checks reserved PET_* envs when numProcPerNode is set (v2.0/v2.1 quirk).
     torch_env_check_needs_nproc: bool = False
+    #: The TrainJob controller snapshots its runtime into ConfigMap <trainjob>-runtime-snapshot and
+    #: builds from it thereafter (KEP-2599, #3580, v2.3).
+    runtime_snapshot: bool = False
     #: JobSet sets the RestartingJobSet condition on a restart (PR #1225, v0.12.0).
     jobset_restarting_condition: bool = False
     #: Volcano pytorch plugin: WORLD_SIZE sums only the --master/--worker tasks (#4281, v1.12); before, all tasks.
@@ -65,7 +68,7 @@ TRAINER_V2_3 = Profile(
     name="trainer-v2.3", suite="trainer", version=(2, 3), crd_dirs=("trainer-v2.3", "jobset"),
     torch_nproc="v2.2", int_or_string_nproc=False, mpi_slots_from_gpu=True,
     endpoints_loop_replicas=True, merge_resources_per_node=True, ssh_volume_modes=True,
-    mpi_reserved_env_check=True, torch_env_check_needs_nproc=False,
+    mpi_reserved_env_check=True, torch_env_check_needs_nproc=False, runtime_snapshot=True,
 )
 
 # JobSet on its own (suite ``jobset``). v0.10.0 is the first release with every failurePolicy field the

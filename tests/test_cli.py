@@ -30,8 +30,9 @@ def test_render_prints_every_object_and_exits_0():
     run = conformance("render", "-f", str(BASES / "mpi-runtime.yaml"), "-f", str(BASES / "mpi-trainjob.yaml"))
     assert run.returncode == 0, run.stderr
     kinds = [d["kind"] for d in yaml.safe_load_all(run.stdout)]
-    assert sorted(kinds) == sorted(["ClusterTrainingRuntime", "TrainJob", "ConfigMap", "Secret", "JobSet", "Service",
-                                    "Job", "Job", "Pod", "Pod"])
+    # ConfigMaps: the MPI hostfile and (default profile trainer-v2.3) the runtime snapshot.
+    assert sorted(kinds) == sorted(["ClusterTrainingRuntime", "TrainJob", "ConfigMap", "ConfigMap", "Secret", "JobSet",
+                                    "Service", "Job", "Job", "Pod", "Pod"])
     trainjob = next(d for d in yaml.safe_load_all(run.stdout) if d["kind"] == "TrainJob")
     assert trainjob["spec"]["runtimeRef"]["apiGroup"] == "trainer.kubeflow.org"  # inputs are shown defaulted
 

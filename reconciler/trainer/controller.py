@@ -1,13 +1,14 @@
 """TrainJob controller: TrainJob + runtime → JobSet (+ MPI ConfigMap and Secret); JobSet status back.
 
 Once the JobSet exists, nothing is rebuilt (upstream's Build returns nothing for a running,
-unsuspended JobSet); only status flows back.
+unsuspended JobSet); only status flows back. With runtime snapshots (v2.3) the first build writes
+the runtime into a ConfigMap and every later build reads it from there (see :mod:`.snapshot`).
 """
 
 from __future__ import annotations
 
 from .. import meta
-from . import runtimes
+from . import runtimes, snapshot
 from .framework import BuildError, run_build
 from .info import new_runtime_info
 
@@ -22,9 +23,9 @@ class TrainJobController:
         md = trainjob["metadata"]
         jobset = cluster.find(JOBSET_GROUP, "JobSet", md.get("namespace", ""), md["name"])
         if jobset is None:
-            runtime = runtimes.lookup(cluster, trainjob)
+            runtime = self._runtime(cluster, trainjob)
             if runtime is None:
-                return  # admission already refused this; a runtime deleted later just waits
+                return
             try:
                 objects = run_build(runtimes.PLUGINS, new_runtime_info(runtime), trainjob, cluster.profile, cluster.find)
             except BuildError as exc:
@@ -35,6 +36,27 @@ class TrainJobController:
                     cluster.create(obj)
             return
         self._sync_status(cluster, trainjob, jobset)
+
+    @staticmethod
+    def _runtime(cluster, trainjob: dict) -> dict | None:
+        """The runtime to build from: the TrainJob's snapshot when the profile keeps one, else the
+        (Cluster)TrainingRuntime itself. ``None``: nothing to build now (an error is recorded)."""
+        if not cluster.profile.runtime_snapshot:
+            return runtimes.lookup(cluster, trainjob)  # None: admission refused it, or deleted since
+        md = trainjob["metadata"]
+        cm = cluster.find("", "ConfigMap", md.get("namespace", ""), snapshot.name_for(trainjob))
+        if cm is not None:
+            try:
+                return snapshot.read(cm, trainjob)
+            except snapshot.SnapshotError as exc:
+                cluster_scoped = trainjob["spec"]["runtimeRef"].get("kind") == "ClusterTrainingRuntime"
+                wrap = "getting runtime snapshot" if cluster_scoped else "unable to get runtime snapshot"
+                cluster.record_error(trainjob, f"{wrap}: {exc}")
+                return None
+        runtime = runtimes.lookup(cluster, trainjob)
+        if runtime is not None:
+            cluster.create(snapshot.configmap(trainjob, runtime))
+        return runtime
 
     @staticmethod
     def _sync_status(cluster, trainjob: dict, jobset: dict) -> None:
