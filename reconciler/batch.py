@@ -18,7 +18,9 @@ Failure handling (shared/reference/volcano-jobset-restart.md §2.3, kubernetes
 * a failing Job deletes its active pods; a Job whose completions are all reached gets
   ``SuccessCriteriaMet`` then ``Complete`` (reason ``CompletionsReached``);
 * otherwise missing indexes get a pod; a terminating pod keeps its index only with
-  ``podReplacementPolicy: Failed`` (the default when a pod failure policy is set).
+  ``podReplacementPolicy: Failed`` (the default when a pod failure policy is set);
+* a Job being deleted is synced all the same (counts, conditions, ``active``/``ready``), creates no
+  pod and releases every pod's finalizer.
 
 Not modelled: the exponential back-off delay before a replacement pod, ``activeDeadlineSeconds``,
 ``backoffLimitPerIndex`` (so ``FailIndex`` rules are skipped, as upstream does without it).
@@ -59,13 +61,16 @@ class JobController:
 
     def _sync(self, cluster, job: dict) -> None:
         pods = cluster.list("", "Pod", job["metadata"].get("namespace"), owner=job)
-        if job["metadata"].get("deletionTimestamp"):
-            # A Job being deleted lets go of every pod: the garbage collector may remove them.
-            for pod in pods:
-                _release(cluster, pod)
-            return
         status = copy.deepcopy(job.get("status") or {})
-        released = _count_finished(job, pods, status)
+        deleting = job["metadata"].get("deletionTimestamp")
+        if deleting:
+            # A Job being deleted keeps syncing (counts, conditions, active/ready) but creates no
+            # pod, and lets go of every pod so the garbage collector can remove them. It sees its
+            # own deletion before the collector deletes its pods, so those are released uncounted.
+            _count_finished(job, [p for p in pods if not _deleted_with(p, deleting)], status)
+            released = [p for p in pods if TRACKING_FINALIZER in p["metadata"].get("finalizers", [])]
+        else:
+            released = _count_finished(job, pods, status)
         if _finished(job):
             _write_status(cluster, job, status)
             _release_all(cluster, released)
@@ -84,7 +89,7 @@ class JobController:
             if not terminating:
                 conditions.append(_condition(cluster, final, reason, message))
             active = []
-        elif not job["spec"].get("suspend"):
+        elif not job["spec"].get("suspend") and not deleting:
             active += self._create_pods(cluster, job, pods, status, active, terminating)
         status["ready"] = sum(1 for p in active if _pod_ready(p))
         status["terminating"] = len(terminating)
@@ -274,6 +279,12 @@ def _is_active(pod: dict) -> bool:
 
 def _is_terminating(pod: dict) -> bool:
     return _phase(pod) not in _TERMINAL and bool(pod["metadata"].get("deletionTimestamp"))
+
+
+def _deleted_with(pod: dict, job_deletion: str) -> bool:
+    """Deleted no earlier than its Job: by the garbage collector, as part of the Job's deletion."""
+    stamp = pod["metadata"].get("deletionTimestamp")
+    return bool(stamp) and stamp >= job_deletion
 
 
 def _is_failed(job: dict, pod: dict) -> bool:
