@@ -427,15 +427,15 @@ def _apply_with(operator, denials, monkeypatch):
     from types import SimpleNamespace
 
     from conformance.live import case, runtime_cache
-    from conformance.live.isolation import NamespaceMap
     from conformance.outcome import Outcome
 
     monkeypatch.setattr(runtime_cache.time, "sleep", lambda seconds: None)
-    run = case.CaseRun.__new__(case.CaseRun)
-    run.api, run.names, run.created = _ApplyApi(denials), NamespaceMap("t0"), set()
-    run.session = SimpleNamespace(settings=SimpleNamespace(operator=operator))
-    run.manifests = [dict(TRAINJOB), {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
-                                      "metadata": {"name": "torch-distributed"}}]
+    api = _ApplyApi(denials)
+    session = SimpleNamespace(ensure=lambda profile: api, run_token="t0",
+                              settings=SimpleNamespace(operator=operator, quiet=0.3))
+    manifests = [dict(TRAINJOB), {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+                                  "metadata": {"name": "torch-distributed"}}]
+    run = case.CaseRun(session, "trainer-v2.3", manifests)
     outcome = Outcome(objects=[])
     run._apply(outcome)
     return run, outcome
@@ -448,3 +448,17 @@ def test_apply_retries_the_stale_cache_denial_in_external_mode_only(monkeypatch)
     assert run.api.created == ["ClusterTrainingRuntime"]
     [rejection] = outcome.rejections
     assert rejection.kind == "TrainJob" and rejection.code == 403
+
+
+@pytest.mark.parametrize("message", [
+    # recorded live against JobSet v0.12.0 in group-restart/restart-below-max (the restart recreates the Job)
+    'job "js-leader-0" creation failed with error: jobs.batch "js-leader-0" already exists',
+    'job "js-leader-0" creation failed with error: Operation cannot be fulfilled on jobs.batch "js-leader-0": '
+    'the object has been modified; please apply your changes to the latest version and try again',
+])
+def test_stale_cache_errors_the_operator_retries_are_not_reconcile_errors(message):
+    from conformance.live import events
+
+    joined = f'{message}\njob "js-workers-0" creation failed with error: {LIMIT}'
+    assert events.reconcile_errors([_event("JobCreationFailed", "JobSet", joined)], external=True) == [
+        f'JobSet default/test-job: job "js-workers-0" creation failed with error: {LIMIT}']

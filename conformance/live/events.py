@@ -17,6 +17,12 @@ reason                              on            message
                                                   950 characters and `` ...`` appended)
 ==================================  ============  =================================================
 
+A line whose error is a stale cache the controller retries at once is left out: the apiserver's
+AlreadyExists (``jobs.batch "js-leader-0" already exists`` - JobSet recreating a restarted Job
+before its cache has seen the old one go, recorded live against JobSet v0.12.0) and its optimistic
+lock Conflict (``the object has been modified; please apply your changes to the latest version
+and try again``). Render has no cache, so these never happen there.
+
 What is compared is the error itself: one entry per line of a joined message, without Trainer's
 ``TrainJob resources reconciliation failed:`` prefix, and with a Go pointer printed by ``%v``
 (``0xc000a1b2c0``: an address, different in every run) written ``<pointer>`` as render writes it.
@@ -34,8 +40,12 @@ _TRAINER_PREFIX = "TrainJob resources reconciliation failed: "
 _GO_POINTER = re.compile(r"\b0x[0-9a-f]{8,16}\b")
 
 
+_STALE_CACHE = re.compile(r'(: [a-z0-9.]+ "[^"]*" already exists|: the object has been modified; please apply your '
+                          r'changes to the latest version and try again)$')
+
+
 def _joined(message: str) -> list[str]:
-    return [line for line in message.split("\n") if line.strip()]
+    return [line for line in message.split("\n") if line.strip() and not _STALE_CACHE.search(line)]
 
 
 def _trainer(message: str) -> list[str]:

@@ -37,6 +37,10 @@ Every object: ``metadata.deletionGracePeriodSeconds`` (render models deletion by
 ``deletionTimestamp`` alone).
 
 Objects Kubernetes makes in every namespace (the ``kube-root-ca.crt`` ConfigMap) are dropped.
+
+Custom resources are not defaulted by the apiserver; what Go controllers write into them (empty
+structs, ``protocol: TCP``, canonical quantities) is :mod:`.gozero`'s, which runs first - so the
+JobSet template a Pod is compared with here no longer carries them.
 """
 
 from __future__ import annotations
