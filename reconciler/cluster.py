@@ -66,6 +66,8 @@ class Controller(Protocol):
 
     def reconcile(self, cluster: "Cluster", obj: dict) -> None: ...
 
+    # Optional: ``related(obj) -> [Key]``, other objects to reconcile when ``obj`` changes or goes away.
+
 
 @dataclass
 class Cluster:
@@ -343,6 +345,11 @@ class Cluster:
         watchers = self._watcher_table()
         for i in watchers.get(k[:2], ()):
             self._pending[i].add(k)
+            # A controller's ``related(obj)`` names other objects to reconcile (controller-runtime's
+            # Watches with a map function) - also when ``obj`` is gone.
+            related = getattr(self.controllers[i], "related", None)
+            if related is not None:
+                self._pending[i].update(related(obj))
         for uid in self._owner_uids.get(k, ()):
             owner_key = self._by_uid.get(uid)
             if owner_key is not None:

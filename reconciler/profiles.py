@@ -40,8 +40,17 @@ class Profile:
     #: The TrainJob controller snapshots its runtime into ConfigMap <trainjob>-runtime-snapshot and
     #: builds from it thereafter (KEP-2599, #3580, v2.3).
     runtime_snapshot: bool = False
+    #: Runtime controllers hold (Cluster)TrainingRuntimes in use with finalizer
+    #: trainer.kubeflow.org/resource-in-use (v2.0-v2.2; v2.3 only removes it).
+    runtime_in_use_finalizer: bool = False
     #: JobSet sets the RestartingJobSet condition on a restart (PR #1225, v0.12.0).
     jobset_restarting_condition: bool = False
+    #: JobSet labels/annotates Jobs and pod templates with group-name, group-replicas and
+    #: job-group-index (PR #822, v0.9.0).
+    jobset_group_labels: bool = False
+    #: JobSet's pod webhook labels every JobSet pod jobset.sigs.k8s.io/priority (PR #1077, v0.11.0);
+    #: before, only exclusive-placement pods, which the reference reconciler does not model.
+    jobset_priority_label: bool = False
     #: Volcano pytorch plugin: WORLD_SIZE sums only the --master/--worker tasks (#4281, v1.12); before, all tasks.
     pytorch_world_size_master_worker_only: bool = False
 
@@ -54,14 +63,16 @@ TRAINER_V2_0 = Profile(
     name="trainer-v2.0", suite="trainer", version=(2, 0), crd_dirs=("trainer-v2.0", "jobset"),
     torch_nproc="v2.0", int_or_string_nproc=True, mpi_slots_from_gpu=False,
     endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
-    mpi_reserved_env_check=False, torch_env_check_needs_nproc=True,
+    mpi_reserved_env_check=False, torch_env_check_needs_nproc=True, runtime_in_use_finalizer=True,
+    # runs with JobSet v0.8.2: no group labels
 )
 
 TRAINER_V2_1 = Profile(
     name="trainer-v2.1", suite="trainer", version=(2, 1), crd_dirs=("trainer-v2.1", "jobset"),
     torch_nproc="v2.1", int_or_string_nproc=True, mpi_slots_from_gpu=True,
     endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
-    mpi_reserved_env_check=False, torch_env_check_needs_nproc=True,
+    mpi_reserved_env_check=False, torch_env_check_needs_nproc=True, runtime_in_use_finalizer=True,
+    jobset_group_labels=True,  # runs with JobSet v0.10.1
 )
 
 TRAINER_V2_3 = Profile(
@@ -69,14 +80,16 @@ TRAINER_V2_3 = Profile(
     torch_nproc="v2.2", int_or_string_nproc=False, mpi_slots_from_gpu=True,
     endpoints_loop_replicas=True, merge_resources_per_node=True, ssh_volume_modes=True,
     mpi_reserved_env_check=True, torch_env_check_needs_nproc=False, runtime_snapshot=True,
+    jobset_group_labels=True, jobset_priority_label=True,  # runs with JobSet v0.12.0
 )
 
 # JobSet on its own (suite ``jobset``). v0.10.0 is the first release with every failurePolicy field the
 # group-restart table uses (onJobFailureMessagePatterns, PR #1033); v0.12.0 adds RestartingJobSet.
-JOBSET_V0_10 = Profile(name="jobset-v0.10", suite="jobset", version=(0, 10), crd_dirs=("jobset",))
+JOBSET_V0_10 = Profile(name="jobset-v0.10", suite="jobset", version=(0, 10), crd_dirs=("jobset",),
+                       jobset_group_labels=True)
 
 JOBSET_V0_12 = Profile(name="jobset-v0.12", suite="jobset", version=(0, 12), crd_dirs=("jobset",),
-                       jobset_restarting_condition=True)
+                       jobset_restarting_condition=True, jobset_group_labels=True, jobset_priority_label=True)
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (TRAINER_V2_0, TRAINER_V2_1, TRAINER_V2_3,
                                                     JOBSET_V0_10, JOBSET_V0_12)}

@@ -115,6 +115,9 @@ class Operator:
         k = meta.key(obj)
         for i in self._watchers.get(k[:2], ()):
             self.queue.add((i, k))
+            related = getattr(self.cluster.controllers[i], "related", None)  # see Cluster._touch
+            for other in related(obj) if related is not None else ():
+                self.queue.add((i, other))
         for ref in obj["metadata"].get("ownerReferences", []):
             owner_gk = (meta.group_of(ref.get("apiVersion", "")), ref.get("kind", ""))
             indexes = self._watchers.get(owner_gk)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..cluster import Cluster, Webhook
 from . import webhooks
 from .controller import TrainJobController
+from .runtime_finalizer import RuntimeInUseController
 
 GROUP = "trainer.kubeflow.org"
 
@@ -15,4 +16,4 @@ def install(cluster: Cluster) -> None:
         Webhook(webhooks.TRAININGRUNTIME_WEBHOOK, GROUP, "TrainingRuntime", webhooks.validate_runtime),
         Webhook(webhooks.CLUSTERTRAININGRUNTIME_WEBHOOK, GROUP, "ClusterTrainingRuntime", webhooks.validate_runtime),
     ]
-    cluster.controllers.append(TrainJobController())
+    cluster.controllers += [TrainJobController(), RuntimeInUseController()]
