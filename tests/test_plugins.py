@@ -169,3 +169,19 @@ def test_jobset_endpoints_and_subdomain(mpi_runtime):
         jobset.enforce(info, trainjob({}, name="trainJob"), profile)
         assert info.pod_set("launcher").endpoints == ["trainJob-launcher-0-0.kubeflow.org"]
         assert info.pod_set("node").endpoints == expected
+
+
+# ---------------------------------------------------------------- env order (JobSet builder)
+
+@pytest.mark.parametrize("profile", ["trainer-v2.1", "trainer-v2.3"])
+def test_mpi_trainjob_env_comes_after_the_openmpi_env(mpi_runtime, mpi_trainjob, profile):
+    """Trainer v2.1.0 and v2.3.0 live (admission/mpi-non-reserved-env-admitted): the JobSet builder
+    upserts spec.trainer.env after the MPI plugin's OMPI_* env."""
+    from reconciler import render
+    mpi_trainjob["spec"]["trainer"]["env"] = [{"name": "CUSTOM_ENV", "value": "custom-value"}]
+    jobset_obj = render([mpi_runtime, mpi_trainjob], profile=profile).cluster.find(
+        "jobset.x-k8s.io", "JobSet", "default", "test-job")
+    launcher = next(rj for rj in jobset_obj["spec"]["replicatedJobs"] if rj["name"] == "launcher")
+    env = launcher["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert [e["name"] for e in env] == ["OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
+                                        "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args", "CUSTOM_ENV"]

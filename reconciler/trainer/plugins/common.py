@@ -26,7 +26,7 @@ def upsert_env(container: dict, env: list[dict]) -> None:
 
 
 def apply_trainer_env(container: dict | None, trainjob: dict) -> None:
-    """The TrainJob's ``spec.trainer.env`` goes first, before any policy env (upstream order)."""
+    """Upsert the TrainJob's ``spec.trainer.env`` (a name already present keeps its place)."""
     if container is not None and trainer_spec(trainjob).get("env"):
         upsert_env(container, trainer_spec(trainjob)["env"])
 

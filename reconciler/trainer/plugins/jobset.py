@@ -13,8 +13,8 @@ import copy
 from ... import meta
 from ...profiles import Profile
 from ..framework import Lookup, Plugin
-from ..info import (ANCESTOR_CONTAINERS, ANCESTOR_LABEL, DATASET_INITIALIZER, MODEL_INITIALIZER, TRAINER,
-                    RuntimeInfo)
+from ..info import (ANCESTOR_CONTAINERS, ANCESTOR_LABEL, DATASET_INITIALIZER, MODEL_INITIALIZER, NODE, TRAINER,
+                    TRAINER_CONTAINER, RuntimeInfo)
 from . import common
 
 NAME = "JobSet"
@@ -61,6 +61,13 @@ def build(info: RuntimeInfo, trainjob: dict, profile: Profile, lookup: Lookup) -
             if trainer.get(field) is not None:
                 container[field] = copy.deepcopy(trainer[field])
         common.apply_resources(container, trainjob, profile)
+    # Builder.Trainer: the TrainJob's env goes (again) into container node of the trainer job and,
+    # with MPI runLauncherAsNode, of the job named node - after every ML policy's env. Torch and
+    # plain ML already put it first, so for them this changes nothing; for MPI it lands after OMPI_*.
+    launcher_as_node = ((info.ml_policy.get("mpi") or {}).get("runLauncherAsNode") is True)
+    for ps in info.pod_sets:
+        if ps.ancestor == TRAINER or (launcher_as_node and ps.name == NODE):
+            common.apply_trainer_env(info.container(ps.name, TRAINER_CONTAINER), trainjob)
     _apply_initializers(info, trainjob)
 
     spec = info.jobset_spec

@@ -93,11 +93,10 @@ def enforce(info: RuntimeInfo, trainjob: dict, profile: Profile) -> None:
     policy["numProcPerNode"] = slots
     name = trainjob["metadata"]["name"]
 
-    common.apply_trainer_env(common.trainer_container(info), trainjob)
+    # The TrainJob's env is not applied here: upstream's JobSet builder adds it after this plugin's
+    # OMPI_* env (see jobset.build), so it comes after them and wins on a shared name.
     if launcher_as_node:
-        node_container = info.container(NODE, TRAINER_CONTAINER)
-        common.apply_trainer_env(node_container, trainjob)
-        common.apply_resources(node_container, trainjob, profile)
+        common.apply_resources(info.container(NODE, TRAINER_CONTAINER), trainjob, profile)
 
     ssh_path = policy.get("sshAuthMountPath", "/root/.ssh")
     for ps in info.pod_sets:
