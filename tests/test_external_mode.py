@@ -462,3 +462,17 @@ def test_stale_cache_errors_the_operator_retries_are_not_reconcile_errors(messag
     joined = f'{message}\njob "js-workers-0" creation failed with error: {LIMIT}'
     assert events.reconcile_errors([_event("JobCreationFailed", "JobSet", joined)], external=True) == [
         f'JobSet default/test-job: job "js-workers-0" creation failed with error: {LIMIT}']
+
+
+def test_client_go_aggregation_prefix_goes_and_the_same_error_counts_once():
+    """Trainer v2.1 (client-go's core/v1 recorder): each reconcile prints another pointer, so after ten
+    Events the aggregator writes "(combined from similar events): ..." - recorded live against v2.1.0."""
+    from conformance.live import events
+
+    failed = "TrainJob resources reconciliation failed: MPI implementation for {} doesn't supported"
+    recorded = [_event("TrainJobResourcesCreationFailed", "TrainJob", failed.format("0x33cf138235d0"), rv="1"),
+                _event("TrainJobResourcesCreationFailed", "TrainJob", failed.format("0x33cf13b8b440"), rv="2"),
+                _event("TrainJobResourcesCreationFailed", "TrainJob",
+                       "(combined from similar events): " + failed.format("0x33cf13eb9d80"), rv="3")]
+    assert events.reconcile_errors(recorded, external=True) == [
+        "TrainJob default/test-job: MPI implementation for <pointer> doesn't supported"]

@@ -23,6 +23,11 @@ before its cache has seen the old one go, recorded live against JobSet v0.12.0) 
 lock Conflict (``the object has been modified; please apply your changes to the latest version
 and try again``). Render has no cache, so these never happen there.
 
+client-go's core/v1 recorder (Trainer v2.1) aggregates: from the 11th similar Event in ten minutes
+on (similar: same object and reason, other message - here the pointer changes every time) it writes
+``(combined from similar events): <message>``, recorded live against Trainer v2.1.0; the prefix is
+client-go's, not the operator's, and goes.
+
 What is compared is the error itself: one entry per line of a joined message, without Trainer's
 ``TrainJob resources reconciliation failed:`` prefix, and with a Go pointer printed by ``%v``
 (``0xc000a1b2c0``: an address, different in every run) written ``<pointer>`` as render writes it.
@@ -38,6 +43,7 @@ from reconciler.live.facade import EVENT_COMPONENT, EVENT_REASON
 #: (reason, kind of the involved object) -> a function from the Event's message to its errors.
 _TRAINER_PREFIX = "TrainJob resources reconciliation failed: "
 _GO_POINTER = re.compile(r"\b0x[0-9a-f]{8,16}\b")
+_COMBINED = "(combined from similar events): "  # client-go's EventAggregator
 
 
 _STALE_CACHE = re.compile(r'(: [a-z0-9.]+ "[^"]*" already exists|: the object has been modified; please apply your '
@@ -64,7 +70,8 @@ def errors_of(event: dict, external: bool) -> list[str]:
     if event.get("reason") == EVENT_REASON and (event.get("source") or {}).get("component") == EVENT_COMPONENT:
         messages = [event.get("message") or ""]
     elif external and event.get("type") == "Warning" and (event.get("reason"), involved.get("kind")) in UPSTREAM_REASONS:
-        messages = UPSTREAM_REASONS[(event["reason"], involved["kind"])](event.get("message") or "")
+        message = (event.get("message") or "").removeprefix(_COMBINED)
+        messages = UPSTREAM_REASONS[(event["reason"], involved["kind"])](message)
     else:
         return []
     namespace = involved.get("namespace")
