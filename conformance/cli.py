@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--kubeconfig", help="live backend: the cluster (default: a local control plane for the run); "
                                             "with --operator external, the cluster where that operator runs")
     p_run.add_argument("-k", dest="keyword", help="only cases matching this pytest -k expression")
+    p_run.add_argument("--live-workers", type=int, default=None,
+                       help="live backend: cases in flight at once (default: $TC_LIVE_WORKERS or 4; 1 = serial)")
     p_run.add_argument("--junitxml", help="write a JUnit XML report")
     p_run.add_argument("--cases-dir", default="cases")
     p_run.add_argument("--snapshots-dir", default="snapshots")
@@ -147,6 +149,8 @@ def run(args, extra: list[str]) -> int:
         pytest_args += ["--level", level]
     if args.keyword:
         pytest_args += ["-k", args.keyword]
+    if args.live_workers is not None:
+        pytest_args += ["--live-workers", str(args.live_workers)]
     if args.junitxml:
         pytest_args += ["--junitxml", args.junitxml]
     if args.snapshot_update:

@@ -7,6 +7,7 @@ deletes it). The session ends with the line ``conformance: N passed, N failed, N
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,8 @@ def pytest_addoption(parser):
     group.addoption("--backend", default="render", choices=["render", "live"], help="where cases run (default: render)")
     group.addoption("--kubeconfig", default=None,
                     help="live backend: the cluster to use (default: start a local control plane for the run)")
+    group.addoption("--live-workers", type=int, default=None,
+                    help="live backend: cases in flight at once (default: $TC_LIVE_WORKERS or 4; 1 = one after another)")
     group.addoption("--level", action="append", default=[], choices=["core", "extended"],
                     help="run only rows of this level (repeatable)")
     group.addoption("--cases-dir", default=None, help="case tables (default: <rootdir>/cases)")
@@ -89,6 +92,25 @@ def pytest_collection_modifyitems(session, config, items):
         items.sort(key=lambda item: getattr(getattr(item, "callspec", None), "params", {}).get("conformance_profile", ""))
 
 
+def pytest_collection_finish(session):
+    """Live backend: start the selected cases in the background, side by side where they cannot
+    disturb each other (:mod:`conformance.live.pool`); each test then waits for its own."""
+    config = session.config
+    if config.getoption("--backend") != "live" or config.getoption("--collect-only"):
+        return
+    workers = config.getoption("--live-workers") or int(os.environ.get("TC_LIVE_WORKERS", "4"))
+    if workers <= 1:
+        return
+    chosen = []
+    for item in session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        case, profile = params.get("conformance_case"), params.get("conformance_profile")
+        if isinstance(case, case_loader.Case) and profile not in (None, "-"):
+            chosen.append((item.nodeid, case, profile))
+    from .backends import live
+    live.start_pool(chosen, workers)
+
+
 def pytest_deselected(items):
     for item in items:
         item.config.stash[_STATE_KEY]["selected_everything"] = False
@@ -106,7 +128,9 @@ def conformance_backend(request):
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if config.getoption("--backend", default="render") == "live":
+        from .backends import live
         from .live import session as live_session
+        live.stop_pool()
         live_session.close()
     state = config.stash.get(_STATE_KEY, None)
     if state is None or not state["expected_goldens"]:

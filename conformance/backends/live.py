@@ -3,8 +3,10 @@
 Same interface as :mod:`.render` - ``run(manifests, profile) -> Outcome`` - so the same
 expectations and the same goldens apply. The cluster is ``--kubeconfig`` / ``TC_LIVE_KUBECONFIG``
 or, without one, a local control plane started for the run; the operator is the reference
-reconciler in its own process unless ``TC_LIVE_OPERATOR=external``. Cases run one after another,
-each in fresh namespaces (see :mod:`conformance.live.case`).
+reconciler in its own process unless ``TC_LIVE_OPERATOR=external``. Each case runs in fresh
+namespaces (see :mod:`conformance.live.case`); a suite run starts its cases side by side where
+they cannot disturb each other (:mod:`conformance.live.pool`, ``--live-workers``), and each test
+then waits for its own case.
 
 Scenario rows (steps, faults, ``never`` windows) are replayed on the cluster
 (:mod:`conformance.live.scenario`, :mod:`conformance.live.faults`). What a live run cannot do is
@@ -14,12 +16,18 @@ not run cannot finish.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from types import SimpleNamespace
 
 import pytest
 
+from reconciler import crds as crd_files, meta, profiles
+
 from ..live import session
 from ..live.case import CaseRun
+from ..live.pool import Demand, Job, LivePool, budget_from_nodes, strings_in
+from ..normalize import normalize
 from ..live.scenario import ScenarioRun
 from ..outcome import Outcome
 
@@ -40,12 +48,105 @@ def _finished(runner, result, label: str):
     return result
 
 
+#: Share of the nodes' allocatable pods/CPU/GPUs that cases in flight together may ask for.
+NODE_SHARE = 0.5
+
+_POOL: LivePool | None = None
+
+
 def for_test(label: str):
     """The backend as the pytest plugin hands it to a test: runs carry the test id as their label
-    (namespace label, timings)."""
+    (namespace label, timings); a case the pool has run (or is running) is waited for."""
+    if _POOL is not None and label in _POOL:
+        pooled = lambda *_: _POOL.result(label)  # noqa: E731 - the pool ran this very case
+        return SimpleNamespace(run=pooled, run_steps=pooled, kubernetes_version=kubernetes_version)
     return SimpleNamespace(run=lambda manifests, profile: run(manifests, profile, label=label),
                            run_steps=lambda steps, profile: run_steps(steps, profile, label=label),
                            kubernetes_version=kubernetes_version)
+
+
+def start_pool(cases: list[tuple[str, object, str]], workers: int) -> None:
+    """Start running ``(test id, case, profile)`` on up to ``workers`` threads, in that order."""
+    global _POOL
+    stop_pool()
+    demands = [_demand(case, label, profile) for label, case, profile in cases]
+    claimed = set().union(*(d.claims.keys() for d in demands)) if demands else set()
+    jobs = [Job(label, profile, demand.with_absent(claimed), _caller(label, case, profile))
+            for (label, case, profile), demand in zip(cases, demands)]
+    if not jobs:
+        return
+    # Connect here, on the main thread: a local control plane's processes die with the thread
+    # that started them (PR_SET_PDEATHSIG), and the pool's threads come and go.
+    try:
+        budget = _budget(jobs[0].profile)
+    except Exception as exc:  # noqa: BLE001 - every case then fails with this error, none is lost
+        budget = _raiser(exc)
+    _POOL = LivePool(jobs, workers, budget).start()
+
+
+def _raiser(exc: Exception):
+    def budget(_profile: str):
+        raise exc
+    return budget
+
+
+def stop_pool() -> None:
+    global _POOL
+    if _POOL is not None:
+        _POOL.stop()
+        _POOL = None
+
+
+def _caller(label: str, case, profile: str):
+    if case.steps:
+        return lambda: run_steps(case.steps, profile, label=label)
+    return lambda: run(case.inputs, profile, label=label)
+
+
+def _budget(first_profile: str) -> dict[str, float]:
+    """Connects (or starts) the cluster; what the cases in flight may ask of its nodes."""
+    api = session.get().ensure(first_profile)
+    return budget_from_nodes(api.list(api.must_resource("v1", "Node")).get("items", []), NODE_SHARE)
+
+
+def _demand(case, label: str, profile: str) -> Demand:
+    """A case's demand, read from render's output of it (milliseconds per case)."""
+    from . import render
+
+    served = crd_files.schemas(profiles.get(profile).crd_dirs)
+
+    def cluster_scoped(obj: dict) -> bool:
+        api_version = obj.get("apiVersion", "")
+        found = served.get((meta.group_of(api_version), api_version.split("/")[-1], obj.get("kind", "")))
+        return found is not None and found[1] == "Cluster"
+
+    try:
+        if case.steps:
+            outputs = [outcome.objects for outcome in render.run_steps(case.steps, profile)]
+            inputs = [obj for step in case.steps for obj in (step.apply or [])]
+            final: list[dict] = []  # scenarios do not share cluster-scoped inputs
+        else:
+            outputs, inputs = [render.run(case.inputs, profile).objects], case.inputs
+            final = outputs[0]
+        claims = {}
+        for obj in filter(cluster_scoped, inputs):
+            name = obj["metadata"]["name"]
+            claims[name] = _share_mode(obj, final) or f"only {label}"
+        return Demand.of_outputs(outputs, claims, frozenset(strings_in(inputs)))
+    except Exception:  # noqa: BLE001 - the case itself will report what is wrong; it just runs alone
+        return Demand(unknown=True)
+
+
+def _share_mode(obj: dict, rendered: list[dict]) -> str | None:
+    """Cases may share a cluster-scoped input when they create the same manifest and render
+    stores the same object for it (so its finalizers, say, do not depend on who else uses it);
+    None when render did not store it (rejected: each case must see its own rejection)."""
+    key = (obj.get("apiVersion"), obj.get("kind"), obj["metadata"]["name"])
+    stored = [o for o in rendered if (o.get("apiVersion"), o.get("kind"), o["metadata"].get("name")) == key]
+    if not stored:
+        return None
+    text = json.dumps([obj, normalize([stored[0]])], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def run_steps(steps: list, profile: str, label: str = "") -> list[Outcome]:

@@ -49,6 +49,8 @@ class CaseRun:
         self.label = label
         self.timings: dict[str, float] = {}
         self.cluster_scoped: list[dict] = []
+        #: Keys of the cluster-scoped inputs this case uses (created by it or by a case in flight).
+        self.holding: set[str] = set()
         #: runtime_cache.input_key of every input created so far (all steps).
         self.created: set[tuple] = set()
         self._applied_at = time.monotonic()
@@ -127,7 +129,12 @@ class CaseRun:
         self._applied_at = time.monotonic()
 
     def _create(self, obj: dict, body: dict) -> None:
-        if self.session.settings.operator == "external" and obj.get("kind") == "TrainJob":
+        if any(obj is shared for shared in self.cluster_scoped):
+            # Cases in flight together may share it (conformance.live.shared): the first creates it.
+            key = _shared_key(obj)
+            self.session.shared.create(key, lambda: self.api.create(body, FIELD_MANAGER))
+            self.holding.add(key)
+        elif self.session.settings.operator == "external" and obj.get("kind") == "TrainJob":
             # The operator's webhook may not have its cache updated with the runtime this case just created.
             runtime_cache.create(lambda: self.api.create(body, FIELD_MANAGER),
                                  lambda exc: runtime_cache.cache_miss(exc.message, obj, self.created))
@@ -235,27 +242,40 @@ class CaseRun:
         self._delete_cluster_scoped()
 
     def _delete_cluster_scoped(self) -> None:
-        """Delete the case's cluster-scoped inputs (left over, or its own) and wait until gone; a
-        same-named object this harness did not create is left alone and makes the case an error."""
-        foreign = []
+        """Delete the case's cluster-scoped inputs (left over, or its own once no other case in
+        flight uses them) and wait until gone; a same-named object this harness did not create is
+        left alone and makes the case an error."""
+        foreign: list[str] = []
         for obj in self.cluster_scoped:
-            resource = self.api.resource(obj["apiVersion"], obj["kind"])
-            name = (obj.get("metadata") or {}).get("name")
-            if resource is None or not name:
-                continue
-            existing = self.api.get(resource, None, name)
-            if existing is None:
-                continue
-            if not external.created_by_harness(existing, FIELD_MANAGER):
-                foreign.append(f"{obj['kind']} {name}")
-                continue
-            if self.api.delete(resource, None, name, propagation="Background") is not None:
-                wait_until(self.api, resource, lambda items, n=name: all(i["metadata"]["name"] != n for i in items),
-                           self.session.settings.steady_timeout, what=f"{obj['kind']} {name} to be deleted")
+            key = _shared_key(obj)
+            if key in self.holding:
+                self.holding.discard(key)
+                self.session.shared.release(key, lambda o=obj: self._delete_input(o, foreign))
+            else:
+                self.session.shared.when_unused(key, lambda o=obj: self._delete_input(o, foreign))
         if foreign:
             raise RuntimeError(f"{', '.join(foreign)} already exist(s) in the cluster, not created by this harness "
                                f"(field manager {FIELD_MANAGER}); the case needs the name(s) for its own inputs and "
                                f"never touches the cluster's objects - remove them or use another cluster")
+
+    def _delete_input(self, obj: dict, foreign: list[str]) -> None:
+        resource = self.api.resource(obj["apiVersion"], obj["kind"])
+        name = (obj.get("metadata") or {}).get("name")
+        if resource is None or not name:
+            return
+        existing = self.api.get(resource, None, name)
+        if existing is None:
+            return
+        if not external.created_by_harness(existing, FIELD_MANAGER):
+            foreign.append(f"{obj['kind']} {name}")
+            return
+        if self.api.delete(resource, None, name, propagation="Background") is not None:
+            wait_until(self.api, resource, lambda items, n=name: all(i["metadata"]["name"] != n for i in items),
+                       self.session.settings.steady_timeout, what=f"{obj['kind']} {name} to be deleted")
+
+
+def _shared_key(obj: dict) -> str:
+    return f"{obj.get('apiVersion')}/{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
 
 
 def _default_scheduler(pod: dict) -> bool:

@@ -31,6 +31,7 @@ from reconciler.live.operator import builtin_kinds
 from reconciler.live.rest import Api
 
 from . import external
+from .shared import SharedInputs
 from .steady import Activity
 
 
@@ -120,6 +121,7 @@ class LiveSession:
         self.profile: str | None = None
         self.cache = Cache()
         self.activity = Activity()
+        self.shared = SharedInputs()
         self.informers: list[Informer] = []
         self.timings: dict[str, float] = {}
         self._lock = threading.Lock()

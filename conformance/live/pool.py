@@ -1,0 +1,241 @@
+"""Run live cases side by side, as far as they cannot disturb each other.
+
+Most of a live case's time is waiting (kube-controller-manager batches Job updates for 1 s, a
+steady state needs a quiet window), so running several at once is what makes a live table fast.
+Cases are already isolated by namespace; what they still share is:
+
+* **the operator**: one per profile (a profile switch restarts it and replaces the CRDs), so only
+  cases of one profile are ever in flight together; the next profile starts when the last case
+  of the previous one has finished;
+* **cluster-scoped inputs** (ClusterTrainingRuntimes): they keep their names, because names are
+  part of what is tested. Each case *claims* every such name it creates or merely mentions, in a
+  mode: the content it creates (its manifest plus what render says becomes of it - finalizers
+  included), or ``absent`` when it only refers to the name and may need it not to exist (a
+  "runtime not found" row). Cases whose claims agree run together and share the one object
+  (:class:`conformance.live.session.SharedInputs` counts its users); any other pair waits;
+* **node capacity**: a Pod that does not fit stays Pending and its case never looks steady.
+  Each case carries its demand (pods, CPU, GPUs - read from render's output of the same case) and
+  cases start only while the sum stays within a share of what the nodes offer. A case whose
+  demand alone is larger runs with nothing else in flight, so it fails for its own reason.
+
+Cases start in the order given (the pytest items' order), skipping ahead only past cases that
+must wait; a test then waits for its own case's result (:meth:`LivePool.result`).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from reconciler.quantity import parse as parse_quantity
+
+#: Resources a case's Pods ask the nodes for; the rest are not scheduling constraints here.
+DEMAND_RESOURCES = ("pods", "cpu", "nvidia.com/gpu")
+
+
+ABSENT = "absent"
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What a case needs from the cluster at once: resource totals, and its claims on
+    cluster-scoped names (name -> mode: a content fingerprint, or :data:`ABSENT`)."""
+
+    resources: dict[str, float] = field(default_factory=dict)
+    claims: dict[str, str] = field(default_factory=dict)
+    #: Every string in the case's inputs: a mention of another case's cluster-scoped name.
+    mentions: frozenset[str] = frozenset()
+    #: True when the demand could not be worked out: the case then runs alone.
+    unknown: bool = False
+
+    @classmethod
+    def of_outputs(cls, outputs: list[list[dict]], claims: dict[str, str], mentions: frozenset[str] = frozenset()) -> "Demand":
+        """From render's output(s) of the case (one list per scenario step): the largest step's
+        Pods. A scenario's restarts keep old and new Pods side by side for a while, so a case with
+        more than one step counts its Pods twice."""
+        factor = 2 if len(outputs) > 1 else 1
+        peak: dict[str, float] = {}
+        for objects in outputs:
+            totals = pod_totals(objects)
+            for name, value in totals.items():
+                peak[name] = max(peak.get(name, 0.0), value * factor)
+        return cls(peak, dict(claims), mentions)
+
+    def with_absent(self, names: set[str]) -> "Demand":
+        """Add an ``absent`` claim for each of ``names`` (another case's cluster-scoped names)
+        that this case mentions without creating."""
+        extra = {name: ABSENT for name in names & self.mentions if name not in self.claims}
+        if not extra:
+            return self
+        return Demand(self.resources, {**self.claims, **extra}, self.mentions, self.unknown)
+
+
+def strings_in(value) -> set[str]:
+    """Every string value inside a manifest (where another object's name could be mentioned)."""
+    if isinstance(value, dict):
+        return set().union(*(strings_in(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(strings_in(v) for v in value)) if value else set()
+    return {value} if isinstance(value, str) else set()
+
+
+def pod_totals(objects: list[dict]) -> dict[str, float]:
+    """Pods, CPU cores and GPUs requested by the Pods among ``objects`` (requests, else limits,
+    as the scheduler counts them: the larger of the init containers and the sum of the others)."""
+    totals = {name: 0.0 for name in DEMAND_RESOURCES}
+    for pod in objects:
+        if pod.get("kind") != "Pod" or pod.get("apiVersion") != "v1":
+            continue
+        spec = pod.get("spec") or {}
+        totals["pods"] += 1
+        for name in ("cpu", "nvidia.com/gpu"):
+            main = sum(_request(c, name) for c in spec.get("containers") or [])
+            init = max((_request(c, name) for c in spec.get("initContainers") or []), default=0.0)
+            totals[name] += max(main, init)
+    return totals
+
+
+def _request(container: dict, name: str) -> float:
+    resources = container.get("resources") or {}
+    value = (resources.get("requests") or {}).get(name, (resources.get("limits") or {}).get(name))
+    if value is None:
+        return 0.0
+    try:
+        return float(parse_quantity(str(value)))
+    except ValueError:
+        return 0.0
+
+
+@dataclass
+class Job:
+    """One case to run: ``call()`` returns its result or raises (a skip is an exception too)."""
+
+    key: str
+    profile: str
+    demand: Demand
+    call: Callable[[], Any]
+    done: threading.Event = field(default_factory=threading.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+
+class LivePool:
+    """Starts jobs on up to ``workers`` threads within ``budget`` (resource -> amount), or within
+    what ``budget(first profile)`` returns - called once, on the pool's thread, before the first
+    job starts (it may connect to the cluster; if it fails, every job fails with its error)."""
+
+    def __init__(self, jobs: list[Job], workers: int, budget: dict[str, float] | Callable[[str], dict[str, float]]):
+        self.workers = max(1, workers)
+        self.budget = budget
+        self._pending = list(jobs)
+        self._jobs = {job.key: job for job in jobs}
+        self._running: list[Job] = []
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._dispatcher = threading.Thread(target=self._dispatch, name="live-pool", daemon=True)
+
+    def start(self) -> "LivePool":
+        self._dispatcher.start()
+        return self
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._jobs
+
+    def result(self, key: str):
+        job = self._jobs[key]
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def stop(self) -> None:
+        """Start nothing new; wait for the cases in flight (each is bounded by its own timeouts,
+        and cleans up after itself)."""
+        with self._cond:
+            self._stopped = True
+            for job in self._pending:
+                job.error = RuntimeError("live run stopped before this case started")
+                job.done.set()
+            self._pending.clear()
+            self._cond.notify_all()
+            while self._running:
+                self._cond.wait()
+
+    # ------------------------------------------------------------------ scheduling
+    def _dispatch(self) -> None:
+        if callable(self.budget) and self._pending:
+            try:
+                self.budget = self.budget(self._pending[0].profile)
+            except BaseException as exc:  # noqa: BLE001 - e.g. the cluster did not come up
+                with self._cond:
+                    for job in self._pending:
+                        job.error = exc
+                        job.done.set()
+                    self._pending.clear()
+                return
+        with self._cond:
+            while self._pending and not self._stopped:
+                job = self._next_startable()
+                if job is None:
+                    self._cond.wait()
+                    continue
+                self._pending.remove(job)
+                self._running.append(job)
+                threading.Thread(target=self._work, args=(job,), name=f"live-case-{job.key}", daemon=True).start()
+
+    def _next_startable(self) -> Job | None:
+        if len(self._running) >= self.workers:
+            return None
+        profile = self._running[0].profile if self._running else self._pending[0].profile
+        held: dict[str, str] = {}
+        for job in self._running:
+            held.update(job.demand.claims)
+        waiting: set[str] = set()  # names an earlier case waits for: later ones may not overtake it
+        for job in self._pending:
+            if job.profile != profile:
+                break  # a profile starts only after the previous one has finished
+            claims = job.demand.claims
+            agrees = all(held.get(name, mode) == mode for name, mode in claims.items())
+            if agrees and not (waiting & claims.keys()) and self._fits(job):
+                return job
+            waiting |= claims.keys()
+        return None
+
+    def _fits(self, job: Job) -> bool:
+        if not self._running:
+            return True  # alone, a case gets the whole cluster (and fails for itself if too big)
+        if job.demand.unknown or any(j.demand.unknown for j in self._running):
+            return False
+        for name, limit in self.budget.items():
+            used = sum(j.demand.resources.get(name, 0.0) for j in self._running)
+            if used + job.demand.resources.get(name, 0.0) > limit:
+                return False
+        return True
+
+    def _work(self, job: Job) -> None:
+        try:
+            job.result = job.call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test, which re-raises it
+            job.error = exc
+        finally:
+            with self._cond:
+                self._running.remove(job)
+                job.done.set()
+                self._cond.notify_all()
+
+
+def budget_from_nodes(nodes: list[dict], share: float) -> dict[str, float]:
+    """``share`` of the allocatable pods, CPU and GPUs of the Ready, schedulable nodes."""
+    totals = {name: 0.0 for name in DEMAND_RESOURCES}
+    for node in nodes:
+        if (node.get("spec") or {}).get("unschedulable"):
+            continue
+        conditions = (node.get("status") or {}).get("conditions") or []
+        if not any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+            continue
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        for name in DEMAND_RESOURCES:
+            if name in allocatable:
+                totals[name] += float(parse_quantity(str(allocatable[name])))
+    return {name: value * share for name, value in totals.items()}

@@ -1,0 +1,221 @@
+"""The live pool's scheduling rules and the shared cluster-scoped inputs (no cluster needed)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from pathlib import Path
+
+import pytest
+
+from conformance.live.pool import ABSENT, Demand, Job, LivePool, budget_from_nodes, pod_totals
+from conformance.live.shared import SharedInputs
+
+
+class Recorder:
+    """Jobs that record which others were running when they started, and finish on demand."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running: set[str] = set()
+        self.seen: dict[str, set[str]] = {}
+        self.release: dict[str, threading.Event] = {}
+        self.started: dict[str, threading.Event] = {}
+
+    def job(self, key: str, profile: str = "p", demand: Demand | None = None) -> Job:
+        self.release[key], self.started[key] = threading.Event(), threading.Event()
+
+        def call():
+            with self.lock:
+                self.seen[key] = set(self.running)
+                self.running.add(key)
+            self.started[key].set()
+            assert self.release[key].wait(10), f"{key} was never released"
+            with self.lock:
+                self.running.discard(key)
+            return key
+
+        return Job(key, profile, demand or Demand(), call)
+
+    def finish(self, key: str) -> None:
+        self.release[key].set()
+
+
+def _finish_all(rec: Recorder, pool: LivePool, keys: list[str]) -> None:
+    for key in keys:
+        rec.finish(key)
+    for key in keys:
+        assert pool.result(key) == key
+
+
+def test_cases_of_one_profile_overlap_up_to_the_worker_count():
+    rec = Recorder()
+    jobs = [rec.job(k) for k in "abc"]
+    pool = LivePool(jobs, workers=2, budget={}).start()
+    assert rec.started["a"].wait(5) and rec.started["b"].wait(5)
+    assert not rec.started["c"].wait(0.3), "a third case started beyond 2 workers"
+    rec.finish("a")
+    assert rec.started["c"].wait(5)
+    _finish_all(rec, pool, list("abc"))
+
+
+def test_next_profile_waits_until_the_previous_one_has_finished():
+    rec = Recorder()
+    pool = LivePool([rec.job("a", "p1"), rec.job("b", "p2")], workers=4, budget={}).start()
+    assert rec.started["a"].wait(5)
+    assert not rec.started["b"].wait(0.3), "a case of the next profile overlapped (the operator is per profile)"
+    _finish_all(rec, pool, ["a", "b"])
+    assert rec.seen["b"] == set()
+
+
+def test_same_claim_shares_a_different_claim_waits_and_is_not_overtaken():
+    rec = Recorder()
+    jobs = [rec.job("a", demand=Demand(claims={"torch": "v1"})),
+            rec.job("b", demand=Demand(claims={"torch": "v1"})),      # same content: shares
+            rec.job("c", demand=Demand(claims={"torch": ABSENT})),    # needs it not to exist
+            rec.job("d", demand=Demand(claims={"torch": "v1"})),      # may not overtake c
+            rec.job("e")]                                             # unrelated: runs
+    pool = LivePool(jobs, workers=8, budget={}).start()
+    for key in "abe":
+        assert rec.started[key].wait(5), key
+    assert not rec.started["c"].wait(0.3)
+    assert not rec.started["d"].is_set()
+    rec.finish("a"), rec.finish("b")
+    assert rec.started["c"].wait(5)
+    assert not rec.started["d"].wait(0.3), "d overlapped c although their claims on 'torch' differ"
+    _finish_all(rec, pool, list("abcde"))
+
+
+def test_budget_limits_overlap_but_a_too_big_case_still_runs_alone():
+    rec = Recorder()
+    budget = {"pods": 10.0}
+    jobs = [rec.job("a", demand=Demand(resources={"pods": 6})),
+            rec.job("b", demand=Demand(resources={"pods": 6})),
+            rec.job("big", demand=Demand(resources={"pods": 50}))]
+    pool = LivePool(jobs, workers=4, budget=budget).start()
+    assert rec.started["a"].wait(5)
+    assert not rec.started["b"].wait(0.3), "6 + 6 pods overlapped within a budget of 10"
+    rec.finish("a")
+    assert rec.started["b"].wait(5)
+    assert not rec.started["big"].wait(0.3)
+    rec.finish("b")
+    assert rec.started["big"].wait(5)
+    _finish_all(rec, pool, ["a", "b", "big"])
+    assert rec.seen["big"] == set()
+
+
+def test_unknown_demand_runs_alone():
+    rec = Recorder()
+    pool = LivePool([rec.job("a"), rec.job("odd", demand=Demand(unknown=True)), rec.job("c")], 4, {}).start()
+    _finish_all(rec, pool, ["a", "odd", "c"])
+    assert rec.seen["odd"] == set()
+    assert "odd" not in rec.seen["c"]
+
+
+def test_budget_failure_fails_every_case_with_that_error():
+    rec = Recorder()
+
+    def budget(_profile):
+        raise ConnectionError("cluster at 127.0.0.1:6443 refused the connection")
+
+    pool = LivePool([rec.job("a"), rec.job("b")], 2, budget).start()
+    for key in "ab":
+        with pytest.raises(ConnectionError, match="refused"):
+            pool.result(key)
+
+
+def test_a_case_error_reaches_its_test_and_the_rest_go_on():
+    ok = Job("ok", "p", Demand(), lambda: "fine")
+    bad = Job("bad", "p", Demand(), lambda: (_ for _ in ()).throw(RuntimeError("webhook down")))
+    pool = LivePool([bad, ok], 2, {}).start()
+    with pytest.raises(RuntimeError, match="webhook down"):
+        pool.result("bad")
+    assert pool.result("ok") == "fine"
+
+
+def test_stop_fails_cases_not_started_and_waits_for_those_in_flight():
+    rec = Recorder()
+    pool = LivePool([rec.job("a"), rec.job("b")], 1, {}).start()
+    assert rec.started["a"].wait(5)
+    threading.Timer(0.2, rec.finish, args=("a",)).start()
+    pool.stop()
+    assert rec.running == set()
+    with pytest.raises(RuntimeError, match="stopped before this case started"):
+        pool.result("b")
+
+
+def test_demand_counts_pods_and_requests_and_doubles_scenarios():
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {
+        "containers": [{"resources": {"requests": {"cpu": "500m"}, "limits": {"nvidia.com/gpu": 2}}},
+                       {"resources": {"limits": {"cpu": "1"}}}],
+        "initContainers": [{"resources": {"requests": {"cpu": "4"}}}]}}
+    # cpu: max(init 4, 0.5 + 1) = 4; gpu from the limit when no request.
+    assert pod_totals([pod, {"apiVersion": "batch/v1", "kind": "Job"}]) == {"pods": 1, "cpu": 4, "nvidia.com/gpu": 2}
+    assert Demand.of_outputs([[pod, pod]], {}).resources["pods"] == 2
+    assert Demand.of_outputs([[pod], [pod, pod]], {}).resources["pods"] == 4
+
+
+def test_absent_claims_only_for_mentioned_names_the_case_does_not_create():
+    demand = Demand(claims={"mine": "x"}, mentions=frozenset({"torch", "mine", "other"}))
+    assert demand.with_absent({"torch", "mine", "elsewhere"}).claims == {"mine": "x", "torch": ABSENT}
+
+
+def test_budget_is_a_share_of_ready_schedulable_nodes():
+    ready = {"type": "Ready", "status": "True"}
+    nodes = [{"status": {"conditions": [ready], "allocatable": {"pods": "110", "cpu": "32", "nvidia.com/gpu": "8"}}},
+             {"status": {"conditions": [ready], "allocatable": {"pods": "110", "cpu": "32000m"}}},
+             {"spec": {"unschedulable": True}, "status": {"conditions": [ready], "allocatable": {"pods": "110"}}},
+             {"status": {"conditions": [{"type": "Ready", "status": "False"}], "allocatable": {"pods": "110"}}}]
+    assert budget_from_nodes(nodes, 0.5) == {"pods": 110, "cpu": 32, "nvidia.com/gpu": 4}
+
+
+def test_shared_input_first_user_creates_last_user_deletes():
+    shared, log = SharedInputs(), []
+    assert shared.create("k", lambda: log.append("create")) is True
+    assert shared.create("k", lambda: log.append("create again")) is False
+    shared.when_unused("k", lambda: log.append("leftover deleted"))  # in use: not deleted
+    shared.release("k", lambda: log.append("delete"))
+    assert log == ["create"]
+    shared.release("k", lambda: log.append("delete"))
+    assert log == ["create", "delete"]
+    shared.when_unused("k", lambda: log.append("leftover deleted"))
+    assert log[-1] == "leftover deleted"
+
+
+def test_shared_input_failed_create_adds_no_user():
+    shared = SharedInputs()
+    with pytest.raises(ValueError):
+        shared.create("k", lambda: (_ for _ in ()).throw(ValueError("denied")))
+    assert shared.users("k") == 0
+
+
+@functools.lru_cache(maxsize=None)
+def _trainer_tables():
+    from conformance.cases import load_all
+
+    return load_all(Path(__file__).resolve().parent.parent / "cases" / "trainer")
+
+
+def _table_case(table: str, row: str):
+    [case] = [c for c in _trainer_tables() if getattr(c, "table", None) == table and c.id == row]
+    return case
+
+
+def test_rows_with_the_same_runtime_share_it_and_a_not_found_row_claims_its_absence():
+    from conformance.backends.live import _demand
+
+    profile = "trainer-v2.3"
+    a = _demand(_table_case("torch-nproc", "res-requests-cpu-4"), "a", profile)
+    b = _demand(_table_case("torch-nproc", "res-requests-cpu-500m"), "b", profile)
+    assert a.claims == b.claims and set(a.claims) == {"torch-distributed"}
+    assert a.resources["pods"] >= 1
+    missing = _demand(_table_case("admission", "missing-cluster-runtime"), "m", profile)
+    assert missing.claims == {}
+    assert missing.with_absent(set(a.claims)).claims == {"torch-distributed": ABSENT}
+
+
+def test_a_runtime_render_rejects_is_never_shared():
+    from conformance.backends.live import _demand
+
+    rejected = _demand(_table_case("admission", "ancestor-trainer-without-node-container"), "r", "trainer-v2.3")
+    assert [mode.startswith("only ") for mode in rejected.claims.values()] == [True]
