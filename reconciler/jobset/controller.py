@@ -1,7 +1,8 @@
 """JobSet controller: JobSet → headless Service + one Job per replicatedJob replica, restarts.
 
 Facts (shared/reference/volcano-jobset-restart.md §2.2): Job name ``<jobset>-<rjob>-<index>``;
-the jobset.sigs.k8s.io keys go on the Job and its pod template as labels *and* annotations;
+the jobset.sigs.k8s.io keys go on the Job and its pod template as labels *and* annotations (the
+group keys since v0.9, profile switch ``jobset_group_labels``);
 ``restart-attempt`` is ``status.restarts`` when the Job was created; pod subdomain is
 ``network.subdomain`` or the JobSet name; ``dependsOn`` holds a replicatedJob back until its
 dependencies are Ready/Complete.
@@ -32,6 +33,7 @@ PREFIX = "jobset.sigs.k8s.io/"
 RESTART_ATTEMPT = PREFIX + "restart-attempt"
 JOBSET_NAME = PREFIX + "jobset-name"
 REPLICATED_JOB_NAME = PREFIX + "replicatedjob-name"
+GROUP_NAME = PREFIX + "group-name"
 
 
 def subdomain(jobset: dict) -> str:
@@ -40,6 +42,20 @@ def subdomain(jobset: dict) -> str:
 
 def job_name(jobset: dict, rj_name: str, index: int) -> str:
     return f"{jobset['metadata']['name']}-{rj_name}-{index}"
+
+
+def group_keys(jobset: dict, rj: dict, index: int) -> dict[str, str]:
+    """group-name, group-replicas (Jobs of all replicatedJobs in the group) and job-group-index (the
+    Job's position in its group, counting the group's replicatedJobs in spec order)."""
+    group = rj.get("groupName", "")
+    members = [r for r in jobset["spec"].get("replicatedJobs", []) if r.get("groupName", "") == group]
+    before = 0
+    for member in members:
+        if member["name"] == rj["name"]:
+            break
+        before += member.get("replicas", 1)
+    return {GROUP_NAME: group, PREFIX + "group-replicas": str(sum(r.get("replicas", 1) for r in members)),
+            PREFIX + "job-group-index": str(before + index)}
 
 
 def job_ready(job: dict) -> bool:
@@ -195,7 +211,8 @@ class JobSetController:
             for index in range(rj.get("replicas", 1)):
                 name = job_name(jobset, rj["name"], index)
                 if name not in existing:
-                    job = self._job(jobset, rj, index, global_index + index, total, restarts)
+                    job = self._job(jobset, rj, index, global_index + index, total, restarts,
+                                    cluster.profile.jobset_group_labels)
                     try:
                         cluster.create(job)
                     except (Rejection, AlreadyExists) as exc:
@@ -218,7 +235,8 @@ class JobSetController:
         return True
 
     @staticmethod
-    def _job(jobset: dict, rj: dict, index: int, global_index: int, total: int, restarts: int) -> dict:
+    def _job(jobset: dict, rj: dict, index: int, global_index: int, total: int, restarts: int,
+             group_labels: bool) -> dict:
         md = jobset["metadata"]
         name = job_name(jobset, rj["name"], index)
         keys = {
@@ -232,6 +250,8 @@ class JobSetController:
             PREFIX + "job-key": hashlib.sha1(f"{md.get('namespace', '')}/{name}".encode()).hexdigest(),
             PREFIX + "jobset-uid": md["uid"],
         }
+        if group_labels:
+            keys.update(group_keys(jobset, rj, index))
         template = copy.deepcopy(rj["template"])
         job_md = template.get("metadata") or {}
         spec = template.get("spec") or {}

@@ -1,0 +1,50 @@
+"""JobSet group keys (PR #822, v0.9) and the pod webhook's priority label (PR #1077, v0.11)."""
+
+import pytest
+
+from reconciler import profiles
+from reconciler.jobset.controller import group_keys
+from reconciler.jobset.pod_webhook import PRIORITY, label_priority
+
+JOBSET = {"spec": {"replicatedJobs": [
+    {"name": "a", "groupName": "g1", "replicas": 2},
+    {"name": "b", "groupName": "g2", "replicas": 1},
+    {"name": "c", "groupName": "g1", "replicas": 3},
+]}}
+
+
+@pytest.mark.parametrize("rj, index, expected", [
+    (0, 1, ("g1", "5", "1")),   # first member of g1
+    (1, 0, ("g2", "1", "0")),   # alone in its group
+    (2, 2, ("g1", "5", "4")),   # after a's 2 replicas; b (other group) not counted
+])
+def test_group_keys(rj, index, expected):
+    keys = group_keys(JOBSET, JOBSET["spec"]["replicatedJobs"][rj], index)
+    assert (keys["jobset.sigs.k8s.io/group-name"], keys["jobset.sigs.k8s.io/group-replicas"],
+            keys["jobset.sigs.k8s.io/job-group-index"]) == expected
+
+
+class FakeCluster:
+    def __init__(self, profile):
+        self.profile = profiles.get(profile)
+
+
+def pod(annotations=None, **spec):
+    return {"metadata": {"annotations": annotations or {}}, "spec": spec}
+
+
+JS_POD = {"jobset.sigs.k8s.io/jobset-name": "js"}
+
+
+@pytest.mark.parametrize("obj, profile, expected", [
+    (pod(JS_POD), "jobset-v0.12", "0"),
+    (pod(JS_POD, priorityClassName="system-node-critical"), "jobset-v0.12", "2000001000"),
+    (pod(JS_POD), "trainer-v2.3", "0"),                  # Trainer v2.3 runs JobSet v0.12.0
+    (pod(JS_POD), "jobset-v0.10", None),                 # v0.10: exclusive-placement pods only
+    (pod(JS_POD), "trainer-v2.1", None),
+    (pod(), "jobset-v0.12", None),                       # not a JobSet pod
+    (pod({**JS_POD, "alpha.jobset.sigs.k8s.io/node-selector": "true"}), "jobset-v0.12", None),
+])
+def test_priority_label(obj, profile, expected):
+    label_priority(obj, FakeCluster(profile))
+    assert (obj["metadata"].get("labels") or {}).get(PRIORITY) == expected
