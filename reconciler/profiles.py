@@ -43,6 +43,9 @@ class Profile:
     #: Runtime controllers hold (Cluster)TrainingRuntimes in use with finalizer
     #: trainer.kubeflow.org/resource-in-use (v2.0-v2.2; v2.3 only removes it).
     runtime_in_use_finalizer: bool = False
+    #: Mutating webhook defaulter.trainjob.trainer.kubeflow.org (v2.2+): runs before the CRD schema and
+    #: answers a TrainJob its Go types cannot decode with 400.
+    trainjob_defaulter: bool = False
     #: JobSet sets the RestartingJobSet condition on a restart (PR #1225, v0.12.0).
     jobset_restarting_condition: bool = False
     #: JobSet labels/annotates Jobs and pod templates with group-name, group-replicas and
@@ -79,7 +82,7 @@ TRAINER_V2_3 = Profile(
     name="trainer-v2.3", suite="trainer", version=(2, 3), crd_dirs=("trainer-v2.3", "jobset"),
     torch_nproc="v2.2", int_or_string_nproc=False, mpi_slots_from_gpu=True,
     endpoints_loop_replicas=True, merge_resources_per_node=True, ssh_volume_modes=True,
-    mpi_reserved_env_check=True, torch_env_check_needs_nproc=False, runtime_snapshot=True,
+    mpi_reserved_env_check=True, torch_env_check_needs_nproc=False, runtime_snapshot=True, trainjob_defaulter=True,
     jobset_group_labels=True, jobset_priority_label=True,  # runs with JobSet v0.12.0
 )
 

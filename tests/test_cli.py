@@ -44,7 +44,8 @@ def test_render_reads_stdin_and_honours_profile():
     assert v21.returncode == 0, v21.stderr
     v23 = conformance("render", "-f", "-", "--profile", "trainer-v2.3", stdin=dump(docs))
     assert v23.returncode == 1
-    assert 'spec.trainer.numProcPerNode: Invalid value: "string": spec.trainer.numProcPerNode in body must be of type integer: "string"' in v23.stderr
+    # v2.3's mutating webhook cannot decode the string into int32 and answers before the schema.
+    assert "json: cannot unmarshal string into Go struct field Trainer.spec.trainer.numProcPerNode of type int32" in v23.stderr
 
 
 def test_render_rejection_exit_1_names_object_and_errors():

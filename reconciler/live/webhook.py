@@ -171,8 +171,15 @@ class WebhookServer:
     def _mutate(self, route: Route, request: dict) -> dict:
         original = request["object"]
         mutated = copy.deepcopy(original)
-        for mutate in route.handlers:
-            mutate(mutated, self.cluster)
+        try:
+            for mutate in route.handlers:
+                mutate(mutated, self.cluster)
+        except Rejection as refused:  # a mutator may refuse (Trainer's defaulter: 400, undecodable object)
+            prefix = f'admission webhook "{refused.webhook}" denied the request: '
+            status = {"code": refused.code, "message": refused.message.removeprefix(prefix)}
+            if refused.reason:
+                status["reason"] = refused.reason
+            return {"allowed": False, "status": status}
         return _patch_response(original, mutated)
 
     # ------------------------------------------------------------------ lifecycle

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..cluster import Cluster, Webhook
-from . import webhooks
+from . import defaulter, webhooks
 from .controller import TrainJobController
 from .runtime_finalizer import RuntimeInUseController
 
@@ -17,3 +17,5 @@ def install(cluster: Cluster) -> None:
         Webhook(webhooks.CLUSTERTRAININGRUNTIME_WEBHOOK, GROUP, "ClusterTrainingRuntime", webhooks.validate_runtime),
     ]
     cluster.controllers += [TrainJobController(), RuntimeInUseController()]
+    if cluster.profile.trainjob_defaulter:
+        cluster.mutators.setdefault((GROUP, "TrainJob"), []).append(defaulter.default_trainjob)
