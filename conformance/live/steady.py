@@ -152,6 +152,15 @@ def _volcano_job_behind(job: dict, pods: list[dict]) -> str | None:
     wanted = sum(int(t.get("replicas", 0)) for t in (job.get("spec") or {}).get("tasks") or [])
     if len(pods) < wanted:
         return f"{len(pods)} of {wanted} pod(s) created"
+    # Its controller counts pods by phase on every pod change: counters that disagree with the
+    # pods mean it has not seen the latest ones yet (a busy operator may take longer than the
+    # quiet window).
+    status = job.get("status") or {}
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    for counter, pod_phase in (("pending", "Pending"), ("running", "Running")):
+        count = sum(1 for p in live if ((p.get("status") or {}).get("phase") or "Pending") == pod_phase)
+        if status.get(counter, 0) != count:
+            return f"status.{counter} {status.get(counter, 0)} but {count} {pod_phase} pod(s)"
     return None
 
 
