@@ -54,6 +54,13 @@ class Profile:
     #: JobSet's pod webhook labels every JobSet pod jobset.sigs.k8s.io/priority (PR #1077, v0.11.0);
     #: before, only exclusive-placement pods, which the reference reconciler does not model.
     jobset_priority_label: bool = False
+    #: JobSet's validating webhook denies with apierrors.NewInvalid (422) instead of errors.Join (403)
+    #: (PR #1207, v0.12.0).
+    jobset_webhook_invalid_status: bool = False
+    #: JobSet's webhook refuses restartStrategy InPlaceRestart, alpha gate off (PR #1099, v0.11.0).
+    jobset_in_place_restart_gate: bool = False
+    #: JobSet's webhook refuses failurePolicy actions RestartJob*, alpha gate off (PR #1177, v0.12.0).
+    jobset_restart_job_gate: bool = False
     #: Volcano pytorch plugin: WORLD_SIZE sums only the --master/--worker tasks (#4281, v1.12); before, all tasks.
     pytorch_world_size_master_worker_only: bool = False
 
@@ -84,6 +91,7 @@ TRAINER_V2_3 = Profile(
     endpoints_loop_replicas=True, merge_resources_per_node=True, ssh_volume_modes=True,
     mpi_reserved_env_check=True, torch_env_check_needs_nproc=False, runtime_snapshot=True, trainjob_defaulter=True,
     jobset_group_labels=True, jobset_priority_label=True,  # runs with JobSet v0.12.0
+    jobset_webhook_invalid_status=True, jobset_in_place_restart_gate=True, jobset_restart_job_gate=True,
 )
 
 # JobSet on its own (suite ``jobset``). v0.10.0 is the first release with every failurePolicy field the
@@ -92,7 +100,9 @@ JOBSET_V0_10 = Profile(name="jobset-v0.10", suite="jobset", version=(0, 10), crd
                        jobset_group_labels=True)
 
 JOBSET_V0_12 = Profile(name="jobset-v0.12", suite="jobset", version=(0, 12), crd_dirs=("jobset",),
-                       jobset_restarting_condition=True, jobset_group_labels=True, jobset_priority_label=True)
+                       jobset_restarting_condition=True, jobset_group_labels=True, jobset_priority_label=True,
+                       jobset_webhook_invalid_status=True, jobset_in_place_restart_gate=True,
+                       jobset_restart_job_gate=True)
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (TRAINER_V2_0, TRAINER_V2_1, TRAINER_V2_3,
                                                     JOBSET_V0_10, JOBSET_V0_12)}
