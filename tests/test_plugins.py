@@ -185,3 +185,26 @@ def test_mpi_trainjob_env_comes_after_the_openmpi_env(mpi_runtime, mpi_trainjob,
     env = launcher["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
     assert [e["name"] for e in env] == ["OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
                                         "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args", "CUSTOM_ENV"]
+
+
+# ---------------------------------------------------------------- runtime resources, webhook values
+
+def test_runtime_resources_first_match_wins_even_without_resources(mpi_runtime, mpi_trainjob):
+    """Trainer v2.1.0/v2.3.0 live (mpi-render/gpu-slots-from-runtime-worker-container): the launcher
+    (trainer-labelled, first) has no resources, the worker requests 2 GPUs → slots 1, not 2."""
+    worker = mpi_runtime["spec"]["template"]["spec"]["replicatedJobs"][1]
+    worker["template"]["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"nvidia.com/gpu": "2"}}
+    assert mpi.resolve_slots(info_for(mpi_runtime), mpi_trainjob, V23) == 1
+
+
+def test_runtime_webhook_prints_the_containers_as_json(torch_runtime):
+    """Trainer v2.3.0 live (admission/ancestor-trainer-without-node-container): field.Invalid gets the
+    []Container and prints it as Go's JSON of the typed value."""
+    from reconciler.trainer.webhooks import validate_runtime
+    torch_runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "containers"][0]["name"] = "trainer"
+    (error,) = validate_runtime(torch_runtime, None)
+    assert str(error) == (
+        'spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers: Invalid value: '
+        '[{"name":"trainer","image":"ghcr.io/example/torch:2.7","command":["torchrun","/workspace/train.py"],'
+        '"resources":{}}]: must contain the required container for the ancestor: trainer')

@@ -18,6 +18,7 @@ Everything else passes through unchanged (pointer fields keep their zero values:
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -131,3 +132,51 @@ def canonical_quantity(q) -> str:
         return f"{mantissa}{'E' if 'E' in str(q) else 'e'}{floor3}"
     return f"{mantissa}{_DECIMAL_SUFFIX[floor3]}"
 
+
+
+# ---------------------------------------------------------------------- Go's JSON text
+
+#: encoding/json writes struct fields in declaration order (k8s.io/api core/v1); maps sorted by key.
+_FIELD_ORDER = {
+    "container": ["name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources",
+                  "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeMounts", "volumeDevices",
+                  "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath",
+                  "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty"],
+    "envVar": ["name", "value", "valueFrom"],
+    "envVarSource": ["fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"],
+    "containerPort": ["name", "hostPort", "containerPort", "protocol", "hostIP"],
+    "volumeMount": ["name", "readOnly", "recursiveReadOnly", "mountPath", "subPath", "mountPropagation", "subPathExpr"],
+    "resources": ["limits", "requests", "claims"],
+}
+_NESTED = {"container": {"env": "envVar", "ports": "containerPort", "volumeMounts": "volumeMount", "resources": "resources"},
+           "envVar": {"valueFrom": "envVarSource"}}
+
+
+def _ordered(type_name: str | None, value):
+    if isinstance(value, list):
+        return [_ordered(type_name, v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    order = _FIELD_ORDER.get(type_name)
+    if order is None:  # a map (sorted by Go) or a struct not listed here (kept as given)
+        keys = sorted(value) if type_name in ("map", None) and all(isinstance(k, str) for k in value) else list(value)
+    else:
+        keys = [k for k in order if k in value] + [k for k in value if k not in order]
+    nested = _NESTED.get(type_name, {})
+    return {k: _ordered(nested.get(k, "map" if type_name == "resources" else None), value[k]) for k in keys}
+
+
+def go_json(type_name: str, value) -> str:
+    """``json.Marshal`` text of a typed value: field order, HTML-safe escapes, no spaces."""
+    text = json.dumps(_ordered(type_name, value), separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+class Containers:
+    """``[]corev1.Container`` as a field.Error value: apimachinery prints it as its JSON."""
+
+    def __init__(self, containers: list[dict]):
+        self.value = [_struct("container", meta.clone(c)) for c in containers]
+
+    def go_repr(self) -> str:
+        return go_json("container", self.value)

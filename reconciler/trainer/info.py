@@ -94,12 +94,16 @@ def new_runtime_info(runtime: dict) -> RuntimeInfo:
 
 def runtime_node_resources(info: RuntimeInfo) -> dict | None:
     """``ExtractResourcePerNodeFromRuntime``: resources of container ``node`` in the first
-    replicatedJob named ``node`` or labelled ancestor trainer that has them."""
+    replicatedJob named ``node`` or labelled ancestor trainer that has such a container.
+
+    Upstream skips a container whose resources are nil, but it reads apply configurations made from
+    the typed runtime, in which every container has (possibly empty) resources - so the first
+    container found wins even without resources (seen live on v2.1.0 and v2.3.0)."""
     for ps in info.pod_sets:
         if ps.name == NODE or ps.ancestor == TRAINER:
             container = info.container(ps.name, TRAINER_CONTAINER)
-            if container and container.get("resources"):
-                return container["resources"]
+            if container is not None:
+                return container.get("resources") or {}
     return None
 
 

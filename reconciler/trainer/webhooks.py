@@ -6,7 +6,7 @@ Their denials are HTTP 403 (``BeForbiddenError`` upstream), unlike CRD schema/CE
 from __future__ import annotations
 
 from ..errors import FieldError, invalid, plain
-from . import runtimes
+from . import gotyped, runtimes
 from .framework import run_validate
 from .info import ANCESTOR_CONTAINERS, ANCESTOR_LABEL, new_runtime_info
 
@@ -45,6 +45,7 @@ def validate_runtime(runtime: dict, cluster) -> list[FieldError]:
             errors.append(invalid(f"{path}.replicas", rj.get("replicas"), "always must be 1"))
         containers = (((template.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
         if not any(c.get("name") == ANCESTOR_CONTAINERS[ancestor] for c in containers):
-            errors.append(invalid(f"{path}.template.spec.template.spec.containers", [c.get("name") for c in containers],
+            # Upstream hands the []Container to field.Invalid, which prints it as JSON (seen live).
+            errors.append(invalid(f"{path}.template.spec.template.spec.containers", gotyped.Containers(containers),
                                   f"must contain the required container for the ancestor: {ancestor}"))
     return errors
