@@ -46,6 +46,9 @@ class Profile:
     #: Mutating webhook defaulter.trainjob.trainer.kubeflow.org (v2.2+): runs before the CRD schema and
     #: answers a TrainJob its Go types cannot decode with 400.
     trainjob_defaulter: bool = False
+    #: field.Error prints a non-primitive bad value as JSON (apimachinery v0.34+, Trainer v2.1+);
+    #: before, with %#v (intstr.IntOrString{...}).
+    field_values_json: bool = False
     #: JobSet sets the RestartingJobSet condition on a restart (PR #1225, v0.12.0).
     jobset_restarting_condition: bool = False
     #: JobSet labels/annotates Jobs and pod templates with group-name, group-replicas and
@@ -82,6 +85,7 @@ TRAINER_V2_1 = Profile(
     torch_nproc="v2.1", int_or_string_nproc=True, mpi_slots_from_gpu=True,
     endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
     mpi_reserved_env_check=False, torch_env_check_needs_nproc=True, runtime_in_use_finalizer=True,
+    field_values_json=True,
     jobset_group_labels=True,  # runs with JobSet v0.10.1
 )
 
@@ -90,6 +94,7 @@ TRAINER_V2_3 = Profile(
     torch_nproc="v2.2", int_or_string_nproc=False, mpi_slots_from_gpu=True,
     endpoints_loop_replicas=True, merge_resources_per_node=True, ssh_volume_modes=True,
     mpi_reserved_env_check=True, torch_env_check_needs_nproc=False, runtime_snapshot=True, trainjob_defaulter=True,
+    field_values_json=True,
     jobset_group_labels=True, jobset_priority_label=True,  # runs with JobSet v0.12.0
     jobset_webhook_invalid_status=True, jobset_in_place_restart_gate=True, jobset_restart_job_gate=True,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 from ... import meta
+from ...gotypes import IntOrString
 from ...profiles import Profile
 from ..info import TRAINER, TRAINER_CONTAINER, RuntimeInfo
 
@@ -17,6 +18,12 @@ def trainer_container(info: RuntimeInfo) -> dict | None:
     """Container ``node`` of the job labelled ancestor ``trainer``."""
     ps = info.by_ancestor(TRAINER)
     return info.container(ps.name, TRAINER_CONTAINER) if ps else None
+
+
+def nproc_value(nproc, profile: Profile):
+    """The bad numProcPerNode as field.Error prints it: apimachinery v0.34+ (Trainer v2.1+) prints a
+    non-primitive value as JSON ("npu"); before, IntOrString printed with %#v."""
+    return nproc if profile.field_values_json else IntOrString(nproc)
 
 
 def upsert_env(container: dict, env: list[dict]) -> None:

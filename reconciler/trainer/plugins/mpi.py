@@ -13,7 +13,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from ... import meta
 from ...errors import FieldError, invalid
-from ...gotypes import IntOrString
 from ...profiles import Profile
 from ..framework import BuildError, Lookup, Plugin
 from ..info import LAUNCHER, NODE, TRAINER_CONTAINER, RuntimeInfo, gpu_count, resources_per_node
@@ -40,7 +39,7 @@ def validate(info: RuntimeInfo, trainjob: dict, profile: Profile) -> list[FieldE
     trainer = trainjob.get("spec", {}).get("trainer")
     nproc = (trainer or {}).get("numProcPerNode")
     if profile.int_or_string_nproc and isinstance(nproc, str):
-        errors.append(invalid("spec.trainer.numProcPerNode", IntOrString(nproc), "must have an int value for MPI TrainJob"))
+        errors.append(invalid("spec.trainer.numProcPerNode", common.nproc_value(nproc, profile), "must have an int value for MPI TrainJob"))
     # Only the TrainJob's numNodes triggers the check; the runtime's mlPolicy.numNodes is ignored.
     if (trainer is not None and (trainer.get("numNodes") if trainer.get("numNodes") is not None else 1) >= 2
             and policy.get("runLauncherAsNode") is True

@@ -8,7 +8,6 @@ process count has three upstream generations (see :func:`resolve_nproc`).
 from __future__ import annotations
 
 from ...errors import FieldError, invalid
-from ...gotypes import IntOrString
 from ...profiles import Profile
 from ..framework import Plugin
 from ..info import TRAINER, RuntimeInfo, cpu_count, gpu_count, resources_per_node
@@ -33,7 +32,7 @@ def validate(info: RuntimeInfo, trainjob: dict, profile: Profile) -> list[FieldE
     if profile.torch_env_check_needs_nproc and nproc is None:
         return errors  # v2.0/v2.1 returned early here, so reserved envs slipped through
     if profile.int_or_string_nproc and isinstance(nproc, str) and nproc not in ("auto", "cpu", "gpu"):
-        errors.append(invalid("spec.trainer.numProcPerNode", IntOrString(nproc), "must have an int value or [auto cpu gpu]"))
+        errors.append(invalid("spec.trainer.numProcPerNode", common.nproc_value(nproc, profile), "must have an int value or [auto cpu gpu]"))
     reserved = sorted({e.get("name") for e in trainer.get("env") or []} & set(RESERVED_ENV))
     if reserved:
         errors.append(invalid("spec.trainer.env", trainer["env"],
