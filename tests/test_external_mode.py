@@ -476,3 +476,14 @@ def test_client_go_aggregation_prefix_goes_and_the_same_error_counts_once():
                        "(combined from similar events): " + failed.format("0x33cf13eb9d80"), rv="3")]
     assert events.reconcile_errors(recorded, external=True) == [
         "TrainJob default/test-job: MPI implementation for <pointer> doesn't supported"]
+
+
+def test_parallel_job_creates_are_listed_in_job_order():
+    """JobSet creates a replicatedJob's Jobs in parallel and joins the errors as they finish
+    (recorded live against v0.12.0: workers-1, workers-2, workers-0); render lists them by index."""
+    from conformance.live import events
+
+    err = 'creation failed with error: Job.batch "x" is invalid'
+    message = "\n".join(f'job "js-workers-{i}" {err}' for i in (10, 1, 2, 0))
+    assert events.reconcile_errors([_event("JobCreationFailed", "JobSet", message)], external=True) == [
+        f'JobSet default/test-job: job "js-workers-{i}" {err}' for i in (0, 1, 2, 10)]

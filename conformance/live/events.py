@@ -11,7 +11,11 @@ reason                              on            message
 ``JobCreationFailed``               JobSet        kubernetes-sigs/jobset ``createJobs``: one
                                                   ``job "<name>" creation failed with error: <err>``
                                                   per Job it could not create, joined by newlines
-                                                  (Go's ``errors.Join``) - render's wording per Job
+                                                  (Go's ``errors.Join``) - render's wording per Job.
+                                                  The creates run in parallel (``ParallelizeUntil``)
+                                                  and join in the order they finish, so the lines
+                                                  are put in Job name order, numbers as numbers
+                                                  (render creates ``-0``, ``-1``, ... ``-10``)
 ``TrainJobResourcesCreationFailed`` TrainJob      kubeflow/trainer: ``TrainJob resources
                                                   reconciliation failed: <err>`` (``<err>`` cut at
                                                   950 characters and `` ...`` appended)
@@ -54,12 +58,20 @@ def _joined(message: str) -> list[str]:
     return [line for line in message.split("\n") if line.strip() and not _STALE_CACHE.search(line)]
 
 
+def _jobs(message: str) -> list[str]:
+    return sorted(_joined(message), key=_natural)
+
+
+def _natural(text: str) -> list:
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text)]
+
+
 def _trainer(message: str) -> list[str]:
     return [_GO_POINTER.sub("<pointer>", line) for line in _joined(message.removeprefix(_TRAINER_PREFIX))]
 
 
 UPSTREAM_REASONS = {
-    ("JobCreationFailed", "JobSet"): _joined,
+    ("JobCreationFailed", "JobSet"): _jobs,
     ("TrainJobResourcesCreationFailed", "TrainJob"): _trainer,
 }
 
