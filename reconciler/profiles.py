@@ -52,8 +52,13 @@ class Profile:
     #: JobSet sets the RestartingJobSet condition on a restart (PR #1225, v0.12.0).
     jobset_restarting_condition: bool = False
     #: JobSet labels/annotates Jobs and pod templates with group-name, group-replicas and
-    #: job-group-index (PR #822, v0.9.0).
+    #: job-group-index, and its webhook validates replicatedJobs[].groupName (PR #822, v0.9.0).
     jobset_group_labels: bool = False
+    #: JobSet labels/annotates Jobs and pod templates with jobset-uid (PR #862, v0.9.0).
+    jobset_uid_keys: bool = False
+    #: JobSet's webhook reports too-long generated Job/pod names as field errors at
+    #: spec.replicatedJobs[i].name with the Job name as value (PR #869, v0.9.0); before, plain errors.
+    jobset_webhook_field_paths: bool = False
     #: JobSet's pod webhook labels every JobSet pod jobset.sigs.k8s.io/priority (PR #1077, v0.11.0);
     #: before, only exclusive-placement pods, which the reference reconciler does not model.
     jobset_priority_label: bool = False
@@ -73,11 +78,11 @@ class Profile:
 
 
 TRAINER_V2_0 = Profile(
-    name="trainer-v2.0", suite="trainer", version=(2, 0), crd_dirs=("trainer-v2.0", "jobset"),
+    name="trainer-v2.0", suite="trainer", version=(2, 0), crd_dirs=("trainer-v2.0", "jobset-v0.8"),
     torch_nproc="v2.0", int_or_string_nproc=True, mpi_slots_from_gpu=False,
     endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
     mpi_reserved_env_check=False, torch_env_check_needs_nproc=True, runtime_in_use_finalizer=True,
-    # runs with JobSet v0.8.2: no group labels
+    # runs with JobSet v0.8.2 (its CRD: no groupName); none of the jobset_* switches
 )
 
 TRAINER_V2_1 = Profile(
@@ -86,7 +91,7 @@ TRAINER_V2_1 = Profile(
     endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
     mpi_reserved_env_check=False, torch_env_check_needs_nproc=True, runtime_in_use_finalizer=True,
     field_values_json=True,
-    jobset_group_labels=True,  # runs with JobSet v0.10.1
+    jobset_group_labels=True, jobset_uid_keys=True, jobset_webhook_field_paths=True,  # runs with JobSet v0.10.1
 )
 
 TRAINER_V2_3 = Profile(
@@ -95,17 +100,19 @@ TRAINER_V2_3 = Profile(
     endpoints_loop_replicas=True, merge_resources_per_node=True, ssh_volume_modes=True,
     mpi_reserved_env_check=True, torch_env_check_needs_nproc=False, runtime_snapshot=True, trainjob_defaulter=True,
     field_values_json=True,
-    jobset_group_labels=True, jobset_priority_label=True,  # runs with JobSet v0.12.0
+    jobset_group_labels=True, jobset_uid_keys=True, jobset_webhook_field_paths=True,  # runs with JobSet v0.12.0
+    jobset_priority_label=True,
     jobset_webhook_invalid_status=True, jobset_in_place_restart_gate=True, jobset_restart_job_gate=True,
 )
 
 # JobSet on its own (suite ``jobset``). v0.10.0 is the first release with every failurePolicy field the
 # group-restart table uses (onJobFailureMessagePatterns, PR #1033); v0.12.0 adds RestartingJobSet.
 JOBSET_V0_10 = Profile(name="jobset-v0.10", suite="jobset", version=(0, 10), crd_dirs=("jobset",),
-                       jobset_group_labels=True)
+                       jobset_group_labels=True, jobset_uid_keys=True, jobset_webhook_field_paths=True)
 
 JOBSET_V0_12 = Profile(name="jobset-v0.12", suite="jobset", version=(0, 12), crd_dirs=("jobset",),
-                       jobset_restarting_condition=True, jobset_group_labels=True, jobset_priority_label=True,
+                       jobset_restarting_condition=True, jobset_group_labels=True, jobset_uid_keys=True,
+                       jobset_webhook_field_paths=True, jobset_priority_label=True,
                        jobset_webhook_invalid_status=True, jobset_in_place_restart_gate=True,
                        jobset_restart_job_gate=True)
 

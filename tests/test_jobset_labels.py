@@ -48,3 +48,17 @@ JS_POD = {"jobset.sigs.k8s.io/jobset-name": "js"}
 def test_priority_label(obj, profile, expected):
     label_priority(obj, FakeCluster(profile))
     assert (obj["metadata"].get("labels") or {}).get(PRIORITY) == expected
+
+
+@pytest.mark.parametrize("profile, uid_and_group", [("trainer-v2.0", False), ("trainer-v2.1", True),
+                                                     ("jobset-v0.10", True)])
+def test_jobset_uid_and_group_keys_since_v09(profile, uid_and_group):
+    from reconciler import new_cluster
+    cluster = new_cluster(profile)
+    cluster.create({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
+                    "spec": {"replicatedJobs": [{"name": "w", "template": {"spec": {"template": {"spec": {
+                        "containers": [{"name": "main", "image": "busybox"}]}}}}}]}})
+    cluster.settle()
+    labels = cluster.get("batch", "Job", "default", "js-w-0")["metadata"]["labels"]
+    assert ("jobset.sigs.k8s.io/jobset-uid" in labels) is uid_and_group
+    assert ("jobset.sigs.k8s.io/group-name" in labels) is uid_and_group

@@ -76,3 +76,13 @@ def test_unique_rule_names_and_valid_reasons_are_admitted():
                                            "onJobFailureReasons": ["PodFailurePolicy", "DeadlineExceeded"]},
                                           {"name": "b", "action": "RestartJobSet"}]})
     new_cluster("jobset-v0.12").create(obj)
+
+
+def test_jobset_v08_trainer_v20_has_no_group_name_check_and_plain_name_errors():
+    # Trainer v2.0 installs JobSet v0.8.2: no groupName in the CRD (so none defaulted, none checked), and
+    # too-long generated names are plain errors (field paths came with PR #869, v0.9.0).
+    err = denial("trainer-v2.0", jobset(name="a" * 60))
+    assert err.code == 403
+    assert [(e.field, e.detail) for e in err.errors][:1] == [
+        ("", "JobSet name is too long, job names generated for this JobSet will exceed 63 characters")]
+    assert all("groupName" not in e.field for e in err.errors)

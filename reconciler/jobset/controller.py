@@ -1,8 +1,8 @@
 """JobSet controller: JobSet → headless Service + one Job per replicatedJob replica, restarts.
 
 Facts (shared/reference/volcano-jobset-restart.md §2.2): Job name ``<jobset>-<rjob>-<index>``;
-the jobset.sigs.k8s.io keys go on the Job and its pod template as labels *and* annotations (the
-group keys since v0.9, profile switch ``jobset_group_labels``);
+the jobset.sigs.k8s.io keys go on the Job and its pod template as labels *and* annotations (jobset-uid
+and the group keys since v0.9, profile switches ``jobset_uid_keys``, ``jobset_group_labels``);
 ``restart-attempt`` is ``status.restarts`` when the Job was created; pod subdomain is
 ``network.subdomain`` or the JobSet name; ``dependsOn`` holds a replicatedJob back until its
 dependencies are Ready/Complete.
@@ -211,8 +211,7 @@ class JobSetController:
             for index in range(rj.get("replicas", 1)):
                 name = job_name(jobset, rj["name"], index)
                 if name not in existing:
-                    job = self._job(jobset, rj, index, global_index + index, total, restarts,
-                                    cluster.profile.jobset_group_labels)
+                    job = self._job(jobset, rj, index, global_index + index, total, restarts, cluster.profile)
                     try:
                         cluster.create(job)
                     except (Rejection, AlreadyExists) as exc:
@@ -235,8 +234,7 @@ class JobSetController:
         return True
 
     @staticmethod
-    def _job(jobset: dict, rj: dict, index: int, global_index: int, total: int, restarts: int,
-             group_labels: bool) -> dict:
+    def _job(jobset: dict, rj: dict, index: int, global_index: int, total: int, restarts: int, profile) -> dict:
         md = jobset["metadata"]
         name = job_name(jobset, rj["name"], index)
         keys = {
@@ -248,9 +246,10 @@ class JobSetController:
             PREFIX + "global-replicas": str(total),
             RESTART_ATTEMPT: str(restarts),
             PREFIX + "job-key": hashlib.sha1(f"{md.get('namespace', '')}/{name}".encode()).hexdigest(),
-            PREFIX + "jobset-uid": md["uid"],
         }
-        if group_labels:
+        if profile.jobset_uid_keys:
+            keys[PREFIX + "jobset-uid"] = md["uid"]
+        if profile.jobset_group_labels:
             keys.update(group_keys(jobset, rj, index))
         template = copy.deepcopy(rj["template"])
         job_md = template.get("metadata") or {}

@@ -9,7 +9,9 @@ Job name ``<js>-<rj>-<replicas-1>`` and (Indexed with completions) the longest p
 replicatedJob; successPolicy targets exist; failurePolicy: RestartJob* actions need their alpha gate
 (off; v0.12, which then checks nothing else of the policy), rule names 1-128 characters matching
 ``^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`` and unique, targets exist, onJobFailureReasons are Job
-failure reasons. Not modelled: managedBy, coordinator, volumeClaimPolicies.
+failure reasons. Not modelled: managedBy, coordinator, volumeClaimPolicies. JobSet v0.8 (Trainer v2.0)
+has no groupName check and reports the name checks as plain errors (switches ``jobset_group_labels``,
+``jobset_webhook_field_paths``, both v0.9).
 
 How a denial looks (profile switch ``jobset_webhook_invalid_status``): v0.12 (PR #1207) answers
 ``apierrors.NewInvalid`` - HTTP 422, reason Invalid, ``JobSet.jobset.x-k8s.io "<name>" is invalid:
@@ -101,7 +103,7 @@ def jobset_errors(jobset: dict, profile) -> list[FieldError]:
         errors += [invalid(path, subdomain, SUBDOMAIN_TOO_LONG if m == _MAX_LEN_63 else m) for m in dns1035_label(subdomain)]
     names: set[str] = set()
     for i, rj in enumerate(rjobs):
-        errors += _replicated_job_errors(name, rj, f"spec.replicatedJobs[{i}]", names)
+        errors += _replicated_job_errors(name, rj, f"spec.replicatedJobs[{i}]", names, profile)
     for target in (spec.get("successPolicy") or {}).get("targetReplicatedJobs") or []:
         if target not in names:
             errors.append(plain(f"invalid replicatedJob name '{target}' does not appear in .spec.ReplicatedJobs"))
@@ -110,7 +112,7 @@ def jobset_errors(jobset: dict, profile) -> list[FieldError]:
     return errors
 
 
-def _replicated_job_errors(js_name: str, rj: dict, path: str, names: set[str]) -> list[FieldError]:
+def _replicated_job_errors(js_name: str, rj: dict, path: str, names: set[str], profile) -> list[FieldError]:
     errors: list[FieldError] = []
     names.add(rj.get("name", ""))
     job_spec = (rj.get("template") or {}).get("spec") or {}
@@ -118,17 +120,19 @@ def _replicated_job_errors(js_name: str, rj: dict, path: str, names: set[str]) -
     if job_spec.get("parallelism", 1) * replicas > MAX_INT32:
         errors.append(plain(f"the product of replicas and parallelism must not exceed {MAX_INT32} "
                             f"for replicatedJob '{rj.get('name', '')}'"))
-    group = rj.get("groupName", "")
-    errors += [invalid(f"{path}.groupName", group, GROUP_NAME_TOO_LONG if m == _MAX_LEN_63 else m)
-               for m in dns1035_label(group)]
+    if profile.jobset_group_labels:
+        group = rj.get("groupName", "")
+        errors += [invalid(f"{path}.groupName", group, GROUP_NAME_TOO_LONG if m == _MAX_LEN_63 else m)
+                   for m in dns1035_label(group)]
     longest_job = f"{js_name}-{rj.get('name', '')}-{replicas - 1}"
-    errors += [invalid(f"{path}.name", longest_job, JOB_NAME_TOO_LONG if m == _MAX_LEN_63 else m)
-               for m in dns1035_label(longest_job)]
+
+    def name_error(message: str) -> FieldError:
+        # Upstream reports the Job name as the value for the pod-name check too.
+        return invalid(f"{path}.name", longest_job, message) if profile.jobset_webhook_field_paths else plain(message)
+    errors += [name_error(JOB_NAME_TOO_LONG if m == _MAX_LEN_63 else m) for m in dns1035_label(longest_job)]
     if job_spec.get("completionMode") == "Indexed" and job_spec.get("completions") is not None:
         longest_pod = f"{longest_job}-{job_spec['completions'] - 1}-abcde"
-        # Upstream reports the Job name as the value here too.
-        errors += [invalid(f"{path}.name", longest_job, POD_NAME_TOO_LONG if m == _MAX_LEN_63 else m)
-                   for m in dns1035_label(longest_pod)]
+        errors += [name_error(POD_NAME_TOO_LONG if m == _MAX_LEN_63 else m) for m in dns1035_label(longest_pod)]
     for dep in rj.get("dependsOn") or []:
         if dep.get("name") not in names:
             errors.append(plain(f"replicatedJob: {rj.get('name', '')} cannot depend on replicatedJob: {dep.get('name')}"))
