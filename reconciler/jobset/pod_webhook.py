@@ -16,11 +16,16 @@ from .controller import JOBSET_NAME, PREFIX
 
 PRIORITY = PREFIX + "priority"
 NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector"
+#: How upstream registers the pod webhook (config/components/webhook/patches/mutating-patch.yaml): only
+#: pods labelled with a JobSet name are sent to it. A live backend registering this mutator uses the same.
+OBJECT_SELECTOR = {"matchExpressions": [{"key": JOBSET_NAME, "operator": "Exists"}]}
+WEBHOOK = "mpod.kb.io"
 # scheduling/types.go: SystemCriticalPriority (2000000000) and node-critical = that + 1000.
 _SYSTEM_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 
 
 def label_priority(pod: dict, cluster) -> None:
+    """Mutate a Pod being created (upstream ``mpod.kb.io``; see :data:`OBJECT_SELECTOR`)."""
     if not cluster.profile.jobset_priority_label:
         return
     md = pod.setdefault("metadata", {})
@@ -30,6 +35,10 @@ def label_priority(pod: dict, cluster) -> None:
     priority = _priority(pod.get("spec") or {})
     if priority is not None:
         md["labels"] = {**(md.get("labels") or {}), PRIORITY: str(priority)}
+
+
+label_priority.object_selector = OBJECT_SELECTOR
+label_priority.webhook_name = WEBHOOK
 
 
 def _priority(spec: dict) -> int | None:
