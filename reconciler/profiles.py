@@ -86,7 +86,7 @@ TRAINER_V2_0 = Profile(
 )
 
 TRAINER_V2_1 = Profile(
-    name="trainer-v2.1", suite="trainer", version=(2, 1), crd_dirs=("trainer-v2.1", "jobset"),
+    name="trainer-v2.1", suite="trainer", version=(2, 1), crd_dirs=("trainer-v2.1", "jobset-v0.10"),
     torch_nproc="v2.1", int_or_string_nproc=True, mpi_slots_from_gpu=True,
     endpoints_loop_replicas=False, merge_resources_per_node=False, ssh_volume_modes=False,
     mpi_reserved_env_check=False, torch_env_check_needs_nproc=True, runtime_in_use_finalizer=True,
@@ -107,7 +107,7 @@ TRAINER_V2_3 = Profile(
 
 # JobSet on its own (suite ``jobset``). v0.10.0 is the first release with every failurePolicy field the
 # group-restart table uses (onJobFailureMessagePatterns, PR #1033); v0.12.0 adds RestartingJobSet.
-JOBSET_V0_10 = Profile(name="jobset-v0.10", suite="jobset", version=(0, 10), crd_dirs=("jobset",),
+JOBSET_V0_10 = Profile(name="jobset-v0.10", suite="jobset", version=(0, 10), crd_dirs=("jobset-v0.10",),
                        jobset_group_labels=True, jobset_uid_keys=True, jobset_webhook_field_paths=True)
 
 JOBSET_V0_12 = Profile(name="jobset-v0.12", suite="jobset", version=(0, 12), crd_dirs=("jobset",),
