@@ -147,6 +147,7 @@ _FIELD_ORDER = {
     "containerPort": ["name", "hostPort", "containerPort", "protocol", "hostIP"],
     "volumeMount": ["name", "readOnly", "recursiveReadOnly", "mountPath", "subPath", "mountPropagation", "subPathExpr"],
     "resources": ["limits", "requests", "claims"],
+    "runtimeRef": ["name", "apiGroup", "kind"],  # trainer v1alpha1 RuntimeRef
 }
 _NESTED = {"container": {"env": "envVar", "ports": "containerPort", "volumeMounts": "volumeMount", "resources": "resources"},
            "envVar": {"valueFrom": "envVarSource"}}
@@ -172,11 +173,18 @@ def go_json(type_name: str, value) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-class Containers:
-    """``[]corev1.Container`` as a field.Error value: apimachinery prints it as its JSON."""
+class GoValue:
+    """A typed value handed to field.Invalid: apimachinery v0.34+ prints it as its JSON."""
 
-    def __init__(self, containers: list[dict]):
-        self.value = [_struct("container", meta.clone(c)) for c in containers]
+    def __init__(self, type_name: str, value):
+        self.type_name, self.value = type_name, value
 
     def go_repr(self) -> str:
-        return go_json("container", self.value)
+        return go_json(self.type_name, self.value)
+
+
+class Containers(GoValue):
+    """``[]corev1.Container``, typed (resources ``{}``, canonical quantities)."""
+
+    def __init__(self, containers: list[dict]):
+        super().__init__("container", [_struct("container", meta.clone(c)) for c in containers])

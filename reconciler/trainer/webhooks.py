@@ -22,6 +22,8 @@ def validate_trainjob(trainjob: dict, cluster) -> list[FieldError]:
         return [plain(f"unsupported runtime: {kind}.{group}")]
     runtime = runtimes.lookup(cluster, trainjob)
     if runtime is None:
+        if cluster.profile.field_values_json:  # printed as Go's JSON of RuntimeRef (field order), seen live
+            ref = gotyped.GoValue("runtimeRef", ref)
         if kind == "ClusterTrainingRuntime":
             # Upstream spells this path with a capital R. The NotFound text comes from the manager's
             # cache reader, which names the Kind, not the resource (seen live against Trainer v2.3.0).
