@@ -13,7 +13,9 @@ Reconcile order (upstream's, order matters): bucket the child Jobs - ``restart-a
 delete the previous Jobs (``Foreground``, so a Job goes only after its pods); all Jobs ready →
 ``RestartingJobSet=False``; any failed Job → failure policy, stop; successful Jobs → success
 policy; then Service and the missing Jobs - none at all while a previous Job exists under
-``BlockingRecreate``, and never a name that still exists in any bucket.
+``BlockingRecreate``, never a name that still exists in any bucket, and no later replicatedJob once
+one's creation failed. The status is written once, at the end, and not at all when upstream's reconcile
+returns an error (a failed Job creation, a failure-policy error, a bad restart-attempt label).
 """
 
 from __future__ import annotations
@@ -92,19 +94,21 @@ class JobSetController:
         status = copy.deepcopy(jobset.get("status") or {})
         status.setdefault("restarts", 0)
         children = self._children(cluster, jobset, status["restarts"])
-        if children is not None:
-            status["replicatedJobsStatus"] = self._replicated_jobs_status(jobset, children)
-            self._reconcile(cluster, jobset, children, status)
-        if status != jobset.get("status"):
+        if children is None:
+            return
+        status["replicatedJobsStatus"] = self._replicated_jobs_status(jobset, children)
+        # Upstream persists the status once, at the end of a reconcile that returned no error.
+        if self._reconcile(cluster, jobset, children, status) and status != jobset.get("status"):
             jobset["status"] = status
             cluster.update(jobset)
 
-    def _reconcile(self, cluster, jobset: dict, children: ChildJobs, status: dict) -> None:
+    def _reconcile(self, cluster, jobset: dict, children: ChildJobs, status: dict) -> bool:
+        """Steps in upstream's order; False where upstream's reconcile returns an error."""
         now = cluster.now()
         if self._finished(status):
             for job in children.active:
                 cluster.delete(job, propagation="Foreground")
-            return
+            return True
         for job in children.previous:
             cluster.delete(job, propagation="Foreground")
         if not jobset["spec"].get("suspend") and self._all_ready(jobset, status):
@@ -114,15 +118,15 @@ class JobSetController:
                                            cluster.profile.jobset_restarting_condition)
             if error:
                 cluster.record_error(jobset, error)
-            return
+            return not error
         if children.successful and self._success_policy(jobset, children.successful):
             c.set_condition(status, c.COMPLETED, True, *c.ALL_JOBS_COMPLETED, now)
             c.set_condition(status, c.RESTARTING, False, *c.RESTARTING_JOBSET_COMPLETED, now)
             status["terminalState"] = c.COMPLETED
-            return
+            return True
         if (jobset["spec"].get("network") or {}).get("enableDNSHostnames"):
             self._ensure_service(cluster, jobset)
-        self._create_missing_jobs(cluster, jobset, children, status["restarts"])
+        return self._create_missing_jobs(cluster, jobset, children, status["restarts"])
 
     # ------------------------------------------------------------------ status
     @staticmethod
@@ -194,10 +198,12 @@ class JobSetController:
                      "publishNotReadyAddresses": bool(jobset["spec"]["network"].get("publishNotReadyAddresses"))},
         })
 
-    def _create_missing_jobs(self, cluster, jobset: dict, children: ChildJobs, restarts: int) -> None:
+    def _create_missing_jobs(self, cluster, jobset: dict, children: ChildJobs, restarts: int) -> bool:
+        """Create the missing Jobs, replicatedJob by replicatedJob; stop after one whose creation failed
+        (upstream returns that error, so later replicatedJobs wait). False on a failure."""
         policy = jobset["spec"].get("failurePolicy") or {}
         if children.previous and policy.get("restartStrategy") == "BlockingRecreate":
-            return  # every Job of the previous attempt must be gone first
+            return True  # every Job of the previous attempt must be gone first
         existing = {j["metadata"]["name"] for j in children.current + children.previous}
         by_rj: dict[str, list[dict]] = {}
         for j in children.current:
@@ -207,7 +213,8 @@ class JobSetController:
         total = sum(rj.get("replicas", 1) for rj in jobset["spec"].get("replicatedJobs", []))
         for position, rj in enumerate(jobset["spec"].get("replicatedJobs", [])):
             if not self._dependencies_met(jobset, rj, position, in_order, by_rj):
-                return  # later replicatedJobs wait too, as upstream creates them in order
+                return True  # later replicatedJobs wait too, as upstream creates them in order
+            failed = False
             for index in range(rj.get("replicas", 1)):
                 name = job_name(jobset, rj["name"], index)
                 if name not in existing:
@@ -216,7 +223,11 @@ class JobSetController:
                         cluster.create(job)
                     except (Rejection, AlreadyExists) as exc:
                         cluster.record_error(jobset, f'job "{name}" creation failed with error: {exc}')
+                        failed = True
+            if failed:
+                return False
             global_index += rj.get("replicas", 1)
+        return True
 
     @staticmethod
     def _dependencies_met(jobset: dict, rj: dict, position: int, in_order: bool, by_rj: dict) -> bool:
