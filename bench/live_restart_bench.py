@@ -26,6 +26,21 @@ PROFILE = "jobset-v0.12"
 PODS = 1024
 
 
+def component_cpu(plane) -> dict[str, float]:
+    """CPU seconds (user + system) each control-plane process has used so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for name, component in (plane.components.items() if plane else []):
+        pid = component.popen.pid if component.popen is not None else component.pid
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out[name] = (int(fields[11]) + int(fields[12])) / ticks
+        except (OSError, IndexError, TypeError):
+            pass
+    out["this process (harness + operator)"] = sum(os.times()[:2])
+    return out
+
+
 def operator_writes(operator) -> int:
     views = [operator.cluster, operator.webhook_cluster, *operator._views]
     return sum(v.writes for v in views)
@@ -63,12 +78,14 @@ def main() -> int:
         original_inject = live.ScenarioRun._step
 
         def step_counting(self, step, outcome):
-            before = operator_writes(operator)
+            before, cpu_before = operator_writes(operator), component_cpu(plane)
             t0 = time.monotonic()
             original_inject(self, step, outcome)
             counts.append(operator_writes(operator) - before)
             print(f"  step {step.number} ({step.name}): {time.monotonic() - t0:6.1f} s to steady, "
                   f"operator writes {counts[-1]} ({counts[-1] / PODS:.3f} per pod)")
+            used = {k: v - cpu_before.get(k, 0.0) for k, v in component_cpu(plane).items()}
+            print("    CPU s: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(used.items(), key=lambda kv: -kv[1])))
 
         live.ScenarioRun._step = step_counting
         t0 = time.monotonic()
