@@ -99,8 +99,6 @@ def pytest_collection_finish(session):
     if config.getoption("--backend") != "live" or config.getoption("--collect-only"):
         return
     workers = config.getoption("--live-workers") or int(os.environ.get("TC_LIVE_WORKERS", "4"))
-    if workers <= 1:
-        return
     chosen = []
     for item in session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})

@@ -219,3 +219,11 @@ def test_a_runtime_render_rejects_is_never_shared():
 
     rejected = _demand(_table_case("admission", "ancestor-trainer-without-node-container"), "r", "trainer-v2.3")
     assert [mode.startswith("only ") for mode in rejected.claims.values()] == [True]
+
+
+def test_a_case_bigger_than_the_cluster_is_named_with_what_it_lacks():
+    pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 8}}}]}}
+    demand = Demand.of_outputs([[pod] * 3, [pod] * 4], {})
+    assert demand.resources["pods"] == 8  # a scenario's pods counted twice for sharing the cluster...
+    assert demand.beyond({"pods": 330, "nvidia.com/gpu": 24}) == ["32 nvidia.com/gpu (the cluster offers 24)"]  # ...not for fitting in it
+    assert demand.beyond({"pods": 4, "nvidia.com/gpu": 32}) == []

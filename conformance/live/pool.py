@@ -44,6 +44,8 @@ class Demand:
 
     resources: dict[str, float] = field(default_factory=dict)
     claims: dict[str, str] = field(default_factory=dict)
+    #: The largest single step's totals (``resources`` counts a scenario's pods twice).
+    at_once: dict[str, float] = field(default_factory=dict)
     #: Every string in the case's inputs: a mention of another case's cluster-scoped name.
     mentions: frozenset[str] = frozenset()
     #: True when the demand could not be worked out: the case then runs alone.
@@ -57,10 +59,15 @@ class Demand:
         factor = 2 if len(outputs) > 1 else 1
         peak: dict[str, float] = {}
         for objects in outputs:
-            totals = pod_totals(objects)
-            for name, value in totals.items():
-                peak[name] = max(peak.get(name, 0.0), value * factor)
-        return cls(peak, dict(claims), mentions)
+            for name, value in pod_totals(objects).items():
+                peak[name] = max(peak.get(name, 0.0), value)
+        return cls(resources={k: v * factor for k, v in peak.items()}, claims=dict(claims), at_once=peak,
+                   mentions=mentions)
+
+    def beyond(self, capacity: dict[str, float]) -> list[str]:
+        """What this case needs at once that the whole cluster does not have (it could never settle)."""
+        return [f"{self.at_once[name]:g} {name} (the cluster offers {capacity[name]:g})" for name in sorted(self.at_once)
+                if name in capacity and self.at_once[name] > capacity[name]]
 
     def with_absent(self, names: set[str]) -> "Demand":
         """Add an ``absent`` claim for each of ``names`` (another case's cluster-scoped names)
@@ -68,7 +75,8 @@ class Demand:
         extra = {name: ABSENT for name in names & self.mentions if name not in self.claims}
         if not extra:
             return self
-        return Demand(self.resources, {**self.claims, **extra}, self.mentions, self.unknown)
+        return Demand(resources=self.resources, claims={**self.claims, **extra}, at_once=self.at_once,
+                      mentions=self.mentions, unknown=self.unknown)
 
 
 def strings_in(value) -> set[str]:
