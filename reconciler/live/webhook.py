@@ -32,12 +32,12 @@ import logging
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jsonpatch
 
-from .. import crds as crd_files
+from .. import builtin, crds as crd_files
 from ..errors import Rejection
 from .rest import Api, ApiError
 from .tls import serving_pair
@@ -59,6 +59,8 @@ class Route:
     versions: tuple[str, ...]
     resource_kind: str
     handlers: list
+    #: Which objects the apiserver sends (a hook's ``object_selector``, as upstream registers it).
+    selector: dict = field(default_factory=dict)
 
 
 def _path_part(group: str) -> str:
@@ -121,17 +123,30 @@ class WebhookServer:
             seen.add(path)
             self.routes[path] = Route("validate", hook.name, hook.group, versions, hook.kind, [hook])
         for (group, kind), mutators in self.cluster.mutators.items():
-            if not mutators or not self._served(group, kind):
+            builtin_kind = builtin.is_builtin(f"{group}/v1" if group else "v1", kind)
+            if not mutators or not (builtin_kind or self._served(group, kind)):
                 continue
-            versions = self._versions(group, kind)
-            path = f"/mutate-{_path_part(group)}-{versions[0]}-{kind.lower()}"
-            self.routes[path] = Route("mutate", f"defaulter.{kind.lower()}.{group}", group, versions, kind,
-                                      list(mutators))
+            if builtin_kind:
+                # A mutator of a built-in kind (JobSet's pod webhook) is registered as upstream
+                # registers it - its name and object selector - so only its pods reach it.
+                for mutator in mutators:
+                    self._add_mutate_route(group, ("v1",), kind, [mutator], getattr(mutator, "webhook_name", None),
+                                           getattr(mutator, "object_selector", {}))
+            else:
+                self._add_mutate_route(group, self._versions(group, kind), kind, list(mutators), None, {})
         self.routes[f"/canary-mutate/{self.token}"] = Route("canary-mutate", "canary-mutate.training-conformance.io",
                                                             "", ("v1",), "ConfigMap", [])
         self.routes[f"/canary-validate/{self.token}"] = Route("canary-validate",
                                                               "canary-validate.training-conformance.io",
                                                               "", ("v1",), "ConfigMap", [])
+
+    def _add_mutate_route(self, group: str, versions: tuple[str, ...], kind: str, handlers: list,
+                          name: str | None, selector: dict) -> None:
+        path = f"/mutate-{_path_part(group)}-{versions[0]}-{kind.lower()}"
+        while path in self.routes:
+            path += "-x"
+        self.routes[path] = Route("mutate", name or f"defaulter.{kind.lower()}.{group}", group, versions, kind,
+                                  handlers, selector)
 
     # ------------------------------------------------------------------ admission
     def answer(self, path: str, review: dict) -> dict:
@@ -160,7 +175,10 @@ class WebhookServer:
     def _validate(self, route: Route, request: dict) -> dict:
         obj = request["object"]
         for hook in route.handlers:
-            errors = hook.validate(copy.deepcopy(obj), self.cluster)
+            try:
+                errors = hook.validate(copy.deepcopy(obj), self.cluster)
+            except Rejection as refused:  # a validator that answers with its own code (JobSet v0.12: 422)
+                return _refusal(refused)
             if errors:
                 denial = Rejection("webhook", "", errors, webhook=hook.name).message
                 prefix = f'admission webhook "{hook.name}" denied the request: '
@@ -175,11 +193,7 @@ class WebhookServer:
             for mutate in route.handlers:
                 mutate(mutated, self.cluster)
         except Rejection as refused:  # a mutator may refuse (Trainer's defaulter: 400, undecodable object)
-            prefix = f'admission webhook "{refused.webhook}" denied the request: '
-            status = {"code": refused.code, "message": refused.message.removeprefix(prefix)}
-            if refused.reason:
-                status["reason"] = refused.reason
-            return {"allowed": False, "status": status}
+            return _refusal(refused)
         return _patch_response(original, mutated)
 
     # ------------------------------------------------------------------ lifecycle
@@ -200,7 +214,7 @@ class WebhookServer:
                                                        route.resource_kind).plural for v in route.versions})
             rules = [{"apiGroups": [route.group], "apiVersions": list(route.versions), "resources": resources,
                       "operations": ["CREATE"], "scope": "*"}]
-            selector = {}
+            selector = route.selector
         webhook = {
             "name": route.name,
             "clientConfig": {"url": f"https://{self.host}:{self.port}{path}",
@@ -251,6 +265,29 @@ class WebhookServer:
                 self.api.delete(resource, None, CONFIGURATION_NAME)
             except ApiError as exc:
                 log.info("could not remove %s: %s", configuration["kind"], exc)
+
+
+def _refusal(refused: Rejection) -> dict:
+    """A hook's own refusal as the apiserver should relay it: its code, reason and message (the
+    apiserver adds the ``admission webhook "<name>" denied the request: `` prefix back)."""
+    prefix = f'admission webhook "{refused.webhook}" denied the request: '
+    status = {"code": refused.code, "message": refused.message.removeprefix(prefix)}
+    if refused.reason:
+        status["reason"] = refused.reason
+    if refused.reason == "Invalid" and refused.errors:
+        # apierrors.NewInvalid's Status carries one cause per field error, and controller-runtime
+        # hands that Status to the apiserver as it is.
+        status["details"] = {"causes": [{"reason": _CAUSE_TYPES.get(e.type, e.type), "message": e.body(),
+                                         "field": e.field or "<nil>"} for e in refused.errors]}
+    return {"allowed": False, "status": status}
+
+
+#: field.ErrorType -> metav1.CauseType (k8s.io/apimachinery), for the causes of a 422.
+_CAUSE_TYPES = {"Invalid value": "FieldValueInvalid", "Required value": "FieldValueRequired",
+                "Unsupported value": "FieldValueNotSupported", "Forbidden": "FieldValueForbidden",
+                "Too long": "FieldValueTooLong", "Too many": "FieldValueTooMany",
+                "Duplicate value": "FieldValueDuplicate", "Not found": "FieldValueNotFound",
+                "Internal error": "InternalError"}
 
 
 def _with_annotation(obj: dict, token: str) -> dict:
