@@ -32,3 +32,37 @@ def test_volcano_counters_are_not_judged_once_the_job_is_restarting_or_finished(
     pods = [_pod("train-worker-0", "Failed"), _pod("train-worker-1", "Running")]
     for phase in ("Restarting", "Aborted", "Failed"):
         assert reasons_not_steady([_volcano(phase, terminating=1)] + pods) == []
+
+
+def _jobset(ready: int, restarts: int = 0) -> dict:
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": "js", "namespace": "ns", "uid": "js-uid"},
+            "status": {"restarts": restarts, "replicatedJobsStatus": [{"name": "workers", "ready": ready}]}}
+
+
+def _job(name: str, ready: int, attempt: int = 0, **extra) -> dict:
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "ns", "ownerReferences": [{"uid": "js-uid"}],
+                         "labels": {"jobset.sigs.k8s.io/replicatedjob-name": "workers",
+                                    "jobset.sigs.k8s.io/restart-attempt": str(attempt)}},
+            "spec": {"parallelism": 2, "completions": 2},
+            "status": {"ready": ready, "active": 2, **extra}}
+
+
+def _jobset_reasons(objects):
+    return [r for r in reasons_not_steady(objects) if r.startswith("JobSet")]
+
+
+def test_jobset_whose_ready_count_lags_its_jobs_is_not_steady():
+    jobs = [_job("js-workers-0", 2), _job("js-workers-1", 2)]
+    [reason] = _jobset_reasons([_jobset(ready=0)] + jobs)
+    assert reason.endswith("replicatedJobsStatus workers ready 0 but 2 ready Job(s)")
+    assert _jobset_reasons([_jobset(ready=2)] + jobs) == []
+
+
+def test_jobset_ready_counts_only_unfinished_jobs_of_the_current_attempt():
+    jobs = [_job("js-workers-0", 2, attempt=0),                      # previous attempt
+            _job("js-workers-1", 1, attempt=1),                      # 1 of 2 pods ready
+            _job("js-workers-2", 0, attempt=1, succeeded=2,          # finished
+                 conditions=[{"type": "Complete", "status": "True"}])]
+    assert _jobset_reasons([_jobset(ready=0, restarts=1)] + jobs) == []

@@ -114,6 +114,12 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
             # Bound (by any scheduler), or to be bound by kube-scheduler: it has to start.
             if (spec.get("nodeName") or spec.get("schedulerName") in _DEFAULT_SCHEDULERS) and phase in (None, "Pending"):
                 reasons.append(f"{meta.describe(obj)} is {phase or 'new'}")
+    for jobset in objects:
+        if jobset.get("kind") == "JobSet" and jobset.get("apiVersion", "").startswith("jobset.x-k8s.io/"):
+            reason = _jobset_behind(jobset, [o for o in objects if o.get("kind") == "Job"
+                                             and o.get("apiVersion") == "batch/v1"])
+            if reason:
+                reasons.append(f"{meta.describe(jobset)}: {reason}")
     for job in objects:
         if job.get("kind") == "Job" and job.get("apiVersion") == VOLCANO_JOB:
             reason = _volcano_job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []))
@@ -179,6 +185,38 @@ def _volcano_job_behind(job: dict, pods: list[dict]) -> str | None:
         if status.get(counter, 0) != count:
             return f"status.{counter} {status.get(counter, 0)} but {count} {pod_phase} pod(s)"
     return None
+
+
+def _jobset_behind(jobset: dict, jobs: list[dict]) -> str | None:
+    """A running JobSet whose ``replicatedJobsStatus[].ready`` disagrees with its current Jobs:
+    JobSet counts a Job ready when ready + succeeded pods reach min(parallelism, completions), among
+    the unfinished Jobs of the current restart attempt. A busy operator can take longer than the
+    quiet window to write that."""
+    status = jobset.get("status") or {}
+    if jobset["metadata"].get("deletionTimestamp") or status.get("terminalState") or "replicatedJobsStatus" not in status:
+        return None
+    uid, attempt = jobset["metadata"].get("uid"), str(status.get("restarts", 0))
+    for entry in status["replicatedJobsStatus"]:
+        ready = 0
+        for job in jobs:
+            md = job["metadata"]
+            labels = md.get("labels") or {}
+            if (not any(ref.get("uid") == uid for ref in md.get("ownerReferences") or [])
+                    or labels.get("jobset.sigs.k8s.io/replicatedjob-name") != entry.get("name")
+                    or labels.get("jobset.sigs.k8s.io/restart-attempt") != attempt
+                    or md.get("deletionTimestamp") or _finished(job)):
+                continue
+            spec, job_status = job.get("spec") or {}, job.get("status") or {}
+            pods = min(spec.get("parallelism", 1), spec.get("completions", spec.get("parallelism", 1)))
+            ready += job_status.get("ready", 0) + job_status.get("succeeded", 0) >= pods
+        if entry.get("ready", 0) != ready:
+            return f"replicatedJobsStatus {entry.get('name')} ready {entry.get('ready', 0)} but {ready} ready Job(s)"
+    return None
+
+
+def _finished(job: dict) -> bool:
+    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+               for c in (job.get("status") or {}).get("conditions") or [])
 
 
 def _held(obj: dict, held: bool) -> bool:
