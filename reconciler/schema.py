@@ -266,6 +266,9 @@ def _validate_cel(value, schema: dict, path: str) -> list[FieldError]:
         try:
             ok = _evaluate(rule["rule"], value)
         except Exception as exc:  # evaluation errors are reported, as the apiserver does
+            # ... with the schema's type as the bad value ("" for int-or-string), not the value itself
+            # (apiextensions cel validation: field.Invalid(fldPath, sts.Type, ...); seen live on v2.1.0).
+            shown = schema.get("type", "")
             text = str(exc)
             if "overload" in text.lower():
                 detail = ("'no such overload': call arguments did not match a supported operator, "
