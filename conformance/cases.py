@@ -45,6 +45,8 @@ class Step:
     repeat: int = 1
     expect: dict = field(default_factory=dict)
     never: list[dict] = field(default_factory=list)
+    #: Live backend: seconds this step may take to settle (None: the session's timeout).
+    live_timeout: float | None = None
 
     @property
     def label(self) -> str:
@@ -215,7 +217,8 @@ def _build_steps(row: dict, defaults: dict, bases: dict, path: Path) -> list[Ste
     steps = []
     for number, raw in enumerate(row["steps"], start=1):
         step = Step(number=number, name=raw.get("name") or _step_name(raw), repeat=raw.get("repeat", 1),
-                    expect=raw.get("expect") or {}, never=raw.get("never") or [])
+                    expect=raw.get("expect") or {}, never=raw.get("never") or [],
+                    live_timeout=raw.get("liveTimeout"))
         if "apply" in raw:
             specs = _row_specs(row, defaults) if raw["apply"] == "inputs" else copy.deepcopy(raw["apply"])
             if not specs:
@@ -226,7 +229,7 @@ def _build_steps(row: dict, defaults: dict, bases: dict, path: Path) -> list[Ste
             except CaseError as exc:
                 raise CaseError(f"{step.label}: {exc}") from None
         elif "fault" in raw:
-            step.fault = {k: v for k, v in raw.items() if k not in ("name", "expect", "never", "repeat")}
+            step.fault = {k: v for k, v in raw.items() if k not in ("name", "expect", "never", "repeat", "liveTimeout")}
         steps.append(step)
     unused_patches = set(row.get("patch", {})) - {s.get("base") for s in used_specs}
     if unused_patches:
@@ -238,7 +241,7 @@ def _step_name(raw: dict) -> str:
     if "apply" in raw:
         return "apply inputs" if raw["apply"] == "inputs" else "apply"
     if "fault" in raw:
-        params = [f"{k}={v}" for k, v in raw.items() if k not in ("fault", "name", "expect", "never")]
+        params = [f"{k}={v}" for k, v in raw.items() if k not in ("fault", "name", "expect", "never", "liveTimeout")]
         return " ".join([raw["fault"], *params])
     return "check"
 

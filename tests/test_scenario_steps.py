@@ -2,6 +2,7 @@
 backend running steps - including a ``never`` that must catch what it forbids."""
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +149,13 @@ def test_fault_selecting_nothing_fails_the_step(cases_root):
     [case] = load(cases_root, rows)
     outcomes = render.run_steps(case.steps, "jobset-v0.12")
     assert outcomes[1].input_errors == ["fault podExit job=nope pod=0 exitCode=1 selects no pod"]
+
+
+def test_live_timeout_is_read_per_step_and_kept_out_of_the_fault():
+
+    root = Path(__file__).resolve().parent.parent / "cases"
+    [case] = [c for c in load_all(root / "jobset") if getattr(c, "id", "") == "default-backoff-limit-6"]
+    timeouts = [step.live_timeout for step in case.steps]
+    assert timeouts == [None, 400, None]
+    assert "liveTimeout" not in case.steps[1].fault
+    assert "liveTimeout" not in case.steps[1].name

@@ -54,8 +54,9 @@ class CaseRun:
         #: runtime_cache.input_key of every input created so far (all steps).
         self.created: set[tuple] = set()
         self._applied_at = time.monotonic()
-        #: Seconds without any event that end a settle (see steady.py).
+        #: Seconds without any event that end a settle (see steady.py), and the longest a settle may take.
         self.quiet = session.settings.quiet
+        self.settle_timeout = session.settings.steady_timeout
         #: Set when Pods wait for a scheduler the cluster does not run: the case is skipped.
         self.skip_reason: str | None = None
 
@@ -157,11 +158,10 @@ class CaseRun:
             objects = [o for o in cache.all() if (o.get("metadata") or {}).get("namespace") in namespaces]
             return self._not_steady(objects)
 
-        reasons = self.session.activity.wait(namespaces, ready, self.quiet,
-                                             self.session.settings.steady_timeout, since=self._applied_at)
+        reasons = self.session.activity.wait(namespaces, ready, self.quiet, self.settle_timeout, since=self._applied_at)
         if reasons:
             outcome.input_errors.append(
-                f"live: no steady state after {self.session.settings.steady_timeout:.0f}s: " + "; ".join(
+                f"live: no steady state after {self.settle_timeout:.0f}s: " + "; ".join(
                     self.names.back(reasons[:5])))
             return
 
@@ -175,8 +175,8 @@ class CaseRun:
             waiting = self.session.activity.wait(namespaces, unscheduled, 0.0, self.session.settings.scheduler_grace,
                                                  since=time.monotonic())
             if not waiting:  # bound meanwhile: wait for those Pods to start
-                reasons = self.session.activity.wait(namespaces, ready, self.quiet,
-                                                     self.session.settings.steady_timeout, since=time.monotonic())
+                reasons = self.session.activity.wait(namespaces, ready, self.quiet, self.settle_timeout,
+                                                     since=time.monotonic())
                 if reasons:
                     outcome.input_errors.append("live: no steady state after binding: " + "; ".join(
                         self.names.back(reasons[:5])))

@@ -63,6 +63,7 @@ class ScenarioRun(CaseRun):
     # ------------------------------------------------------------------ one step
     def _step(self, step, outcome: Outcome) -> None:
         label = f"step {step.number}"
+        self.settle_timeout = step.live_timeout or self.session.settings.steady_timeout
         if step.apply is not None:
             self.manifests = step.apply
             self._timed(f"apply {label}", self._apply, outcome)
