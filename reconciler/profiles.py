@@ -62,6 +62,9 @@ class Profile:
     #: JobSet's pod webhook labels every JobSet pod jobset.sigs.k8s.io/priority (PR #1077, v0.11.0);
     #: before, only exclusive-placement pods, which the reference reconciler does not model.
     jobset_priority_label: bool = False
+    #: JobSet reports a Job it cannot create as a Warning Event JobCreationFailed (PR #1076, v0.11.0);
+    #: before, the error only went back to controller-runtime (logged, retried): nothing to observe.
+    jobset_job_creation_event: bool = False
     #: JobSet's validating webhook denies with apierrors.NewInvalid (422) instead of errors.Join (403)
     #: (PR #1207, v0.12.0).
     jobset_webhook_invalid_status: bool = False
@@ -101,7 +104,7 @@ TRAINER_V2_3 = Profile(
     mpi_reserved_env_check=True, torch_env_check_needs_nproc=False, runtime_snapshot=True, trainjob_defaulter=True,
     field_values_json=True,
     jobset_group_labels=True, jobset_uid_keys=True, jobset_webhook_field_paths=True,  # runs with JobSet v0.12.0
-    jobset_priority_label=True,
+    jobset_priority_label=True, jobset_job_creation_event=True,
     jobset_webhook_invalid_status=True, jobset_in_place_restart_gate=True, jobset_restart_job_gate=True,
 )
 
@@ -112,7 +115,7 @@ JOBSET_V0_10 = Profile(name="jobset-v0.10", suite="jobset", version=(0, 10), crd
 
 JOBSET_V0_12 = Profile(name="jobset-v0.12", suite="jobset", version=(0, 12), crd_dirs=("jobset",),
                        jobset_restarting_condition=True, jobset_group_labels=True, jobset_uid_keys=True,
-                       jobset_webhook_field_paths=True, jobset_priority_label=True,
+                       jobset_webhook_field_paths=True, jobset_priority_label=True, jobset_job_creation_event=True,
                        jobset_webhook_invalid_status=True, jobset_in_place_restart_gate=True,
                        jobset_restart_job_gate=True)
 

@@ -222,7 +222,8 @@ class JobSetController:
                     try:
                         cluster.create(job)
                     except (Rejection, AlreadyExists) as exc:
-                        cluster.record_error(jobset, f'job "{name}" creation failed with error: {exc}')
+                        if cluster.profile.jobset_job_creation_event:  # else nothing observable reports it
+                            cluster.record_error(jobset, f'job "{name}" creation failed with error: {exc}')
                         failed = True
             if failed:
                 return False
