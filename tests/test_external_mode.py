@@ -432,7 +432,7 @@ def _apply_with(operator, denials, monkeypatch):
     monkeypatch.setattr(runtime_cache.time, "sleep", lambda seconds: None)
     api = _ApplyApi(denials)
     session = SimpleNamespace(ensure=lambda profile: api, run_token="t0",
-                              settings=SimpleNamespace(operator=operator, quiet=0.3))
+                              settings=SimpleNamespace(operator=operator, quiet=0.3, steady_timeout=30.0))
     manifests = [dict(TRAINJOB), {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
                                   "metadata": {"name": "torch-distributed"}}]
     run = case.CaseRun(session, "trainer-v2.3", manifests)
