@@ -71,6 +71,10 @@ def start_pool(cases: list[tuple[str, object, str]], workers: int) -> None:
     stop_pool()
     if not cases:
         return
+    # Within a profile, a case whose steps may take minutes (liveTimeout) starts first, so the
+    # others run beside it instead of the profile waiting for it at the end.
+    profile_order = {profile: i for i, (_, _, profile) in reversed(list(enumerate(cases)))}
+    cases = sorted(cases, key=lambda c: (profile_order[c[2]], not any(s.live_timeout for s in c[1].steps or [])))
     demands = [_demand(case, label, profile) for label, case, profile in cases]
     claimed = set().union(*(d.claims.keys() for d in demands))
     # Connect here, on the main thread: a local control plane's processes die with the thread
