@@ -66,3 +66,22 @@ def test_jobset_ready_counts_only_unfinished_jobs_of_the_current_attempt():
             _job("js-workers-2", 0, attempt=1, succeeded=2,          # finished
                  conditions=[{"type": "Complete", "status": "True"}])]
     assert _jobset_reasons([_jobset(ready=0, restarts=1)] + jobs) == []
+
+
+def test_young_trainjob_waits_for_its_runtime_to_be_marked_in_use():
+    import datetime as dt
+
+    from conformance.live.steady import runtimes_not_marked_in_use
+
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    trainjob = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                "metadata": {"name": "tj", "namespace": "ns", "creationTimestamp": now},
+                "spec": {"runtimeRef": {"name": "torch-distributed"}}}
+    bare = {"metadata": {"name": "torch-distributed"}}
+    marked = {"metadata": {"name": "torch-distributed", "finalizers": ["trainer.kubeflow.org/resource-in-use"]}}
+    [reason] = runtimes_not_marked_in_use([trainjob], lambda tj: bare)
+    assert reason.endswith("runtime torch-distributed not yet marked in use")
+    assert runtimes_not_marked_in_use([trainjob], lambda tj: marked) == []
+    assert runtimes_not_marked_in_use([trainjob], lambda tj: None) == []  # no such runtime: nothing to wait for
+    old = {**trainjob, "metadata": {**trainjob["metadata"], "creationTimestamp": "2020-01-01T00:00:00Z"}}
+    assert runtimes_not_marked_in_use([old], lambda tj: bare) == []  # past the grace: judged by the golden

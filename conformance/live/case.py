@@ -35,7 +35,7 @@ from ..outcome import Outcome, RejectionRecord
 from . import events, external, gozero, keyorder, platform, rejections, runtime_cache
 from .isolation import NamespaceMap
 from .session import LiveSession
-from .steady import reasons_not_steady
+from .steady import reasons_not_steady, runtimes_not_marked_in_use
 
 FIELD_MANAGER = "training-conformance"
 CASE_LABEL = "training-conformance.io/case"
@@ -187,7 +187,17 @@ class CaseRun:
                                     f"{self.session.settings.scheduler_grace:.0f}s")
 
     def _not_steady(self, objects: list[dict]) -> list[str]:
-        return reasons_not_steady(objects, status_too=True)
+        reasons = reasons_not_steady(objects, status_too=True)
+        if self.profile.runtime_in_use_finalizer:
+            trainjobs = [o for o in objects if o.get("kind") == "TrainJob"]
+            reasons += runtimes_not_marked_in_use(trainjobs, self._runtime_of)
+        return reasons
+
+    def _runtime_of(self, trainjob: dict) -> dict | None:
+        ref = (trainjob.get("spec") or {}).get("runtimeRef") or {}
+        kind = ref.get("kind", "ClusterTrainingRuntime")
+        namespace = "" if kind == "ClusterTrainingRuntime" else trainjob["metadata"].get("namespace", "")
+        return self.session.cache.get((ref.get("apiGroup", "trainer.kubeflow.org"), kind, namespace, ref.get("name", "")))
 
     def _kinds(self) -> list[tuple[str, str]]:
         return [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(self.profile.crd_dirs)] + builtin_kinds()

@@ -35,6 +35,7 @@ VOLCANO_JOB = "batch.volcano.sh/v1alpha1"
 _DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
 #: Seconds an operator gets to create a parent's children before their absence counts as its answer.
 CHILD_GRACE = 5.0
+IN_USE_FINALIZER = "trainer.kubeflow.org/resource-in-use"
 
 
 class Activity:
@@ -130,6 +131,21 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
             if reason:
                 reasons.append(f"{meta.describe(job)}: {reason}")
     reasons.extend(_children_missing(objects))
+    return reasons
+
+
+def runtimes_not_marked_in_use(trainjobs: list[dict], runtime_of) -> list[str]:
+    """Trainer v2.0/v2.1 put the finalizer ``trainer.kubeflow.org/resource-in-use`` on a runtime a
+    TrainJob refers to - v2.1.0 about a second after the TrainJob's event, after a suspended
+    TrainJob has already gone quiet. A young TrainJob (see ``CHILD_GRACE``) whose runtime lacks it
+    is not steady yet; ``runtime_of(trainjob)`` returns the runtime it names, or None."""
+    reasons = []
+    for trainjob in trainjobs:
+        if trainjob["metadata"].get("deletionTimestamp") or not _young(trainjob):
+            continue
+        runtime = runtime_of(trainjob)
+        if runtime is not None and IN_USE_FINALIZER not in (runtime["metadata"].get("finalizers") or []):
+            reasons.append(f"{meta.describe(trainjob)}: runtime {runtime['metadata']['name']} not yet marked in use")
     return reasons
 
 
