@@ -201,7 +201,7 @@ def test_row_live_equals_render_golden(live_session, table, profile, row, record
 def test_operator_runs_only_custom_controllers(live_session):
     live_session.ensure("trainer-v2.3")
     ready = live_session.operator.ready
-    assert ready["controllers"][:2] == ["TrainJobController", "JobSetController"]
+    assert {"TrainJobController", "RuntimeInUseController", "JobSetController"} <= set(ready["controllers"])
     assert sorted(ready["replacedByKubernetes"]) == ["FakeKubelet", "JobController"]
 
 
@@ -228,7 +228,10 @@ def test_profile_switch_replaces_the_crds(live_session):
     live_session.ensure("trainer-v2.3")
     report = live_session.operator.ready["crds"]
     assert report["trainjobs.trainer.kubeflow.org"] == "replaced", report
-    assert report["jobsets.jobset.x-k8s.io"] == "kept", report
+    assert report["jobsets.jobset.x-k8s.io"] == "replaced", report  # JobSet v0.8.2's CRD -> v0.12.0's
+    live_session.ensure("jobset-v0.12")  # the same JobSet CRD file as trainer-v2.3
+    assert live_session.operator.ready["crds"]["jobsets.jobset.x-k8s.io"] == "kept", live_session.operator.ready
+    live_session.ensure("trainer-v2.3")
     served = live_session.api.must_resource("apiextensions.k8s.io/v1", "CustomResourceDefinition")
     crd = live_session.api.get(served, None, "trainjobs.trainer.kubeflow.org")
     assert crd["metadata"]["labels"][crds.LABEL] == crds.LABEL_VALUE
