@@ -257,6 +257,8 @@ def test_young_parents_wait_for_their_children():
     trainjob = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
                 "metadata": {"name": "tj", "namespace": "n", "creationTimestamp": now}, "spec": {}}
     assert steady._children_missing([trainjob]) == ["TrainJob n/tj: no JobSet yet"]
+    suspended = {**trainjob, "spec": {"suspend": True}}  # still gets its (suspended) JobSet
+    assert steady._children_missing([suspended]) == ["TrainJob n/tj: no JobSet yet"]
 
 
 def _jobset_status(*names, api_version="jobset.x-k8s.io/v1alpha2"):

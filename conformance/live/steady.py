@@ -165,12 +165,14 @@ def _children_missing(objects: list[dict]) -> list[str]:
     reasons = []
     for obj in objects:
         md, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-        if md.get("deletionTimestamp") or spec.get("suspend") or not _young(obj):
+        if md.get("deletionTimestamp") or not _young(obj):
             continue
         ns = md.get("namespace")
+        # A suspended TrainJob still gets its (suspended) JobSet; a suspended JobSet's Jobs are
+        # not waited for here.
         if obj.get("kind") == "TrainJob" and ("JobSet", ns, md.get("name")) not in names:
             reasons.append(f"{meta.describe(obj)}: no JobSet yet")
-        elif obj.get("kind") == "JobSet" and not (obj.get("status") or {}).get("terminalState"):
+        elif obj.get("kind") == "JobSet" and not spec.get("suspend") and not (obj.get("status") or {}).get("terminalState"):
             for rj in spec.get("replicatedJobs") or []:
                 if rj.get("dependsOn"):
                     continue
