@@ -70,7 +70,7 @@ def _walk(node: dict, golden: dict, key: str) -> None:
         if key == list_key:
             _drop(node, golden, field, zero)
     if key in ("limits", "requests"):
-        _respell(node, golden)
+        respell(node, golden)
     for child_key, child in node.items():
         partner = golden.get(child_key)
         if isinstance(child, dict):
@@ -87,7 +87,8 @@ def _drop(node: dict, golden: dict, field: str, zero) -> None:
         del node[field]
 
 
-def _respell(amounts: dict, golden: dict) -> None:
+def respell(amounts: dict, golden: dict) -> None:
+    """Give each quantity in ``amounts`` the golden's spelling where the two are equal amounts."""
     for name, amount in amounts.items():
         spelled = golden.get(name)
         if spelled is not None and spelled != amount and _same_quantity(spelled, amount):

@@ -47,7 +47,9 @@ from __future__ import annotations
 
 import copy
 
-from reconciler import meta, quantity
+from reconciler import meta
+
+from .gozero import respell
 
 _POD_SPEC_DEFAULTS = {"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "securityContext": {},
                       "terminationGracePeriodSeconds": 30}
@@ -176,17 +178,7 @@ def _strip_resources(container: dict, source: dict) -> None:
         if not requests and "requests" not in wanted:
             del resources["requests"]
     for section in ("limits", "requests"):
-        for name, amount in (resources.get(section) or {}).items():
-            spelled = (wanted.get(section) or {}).get(name)
-            if spelled is not None and spelled != amount and _same_quantity(spelled, amount):
-                resources[section][name] = spelled
-
-
-def _same_quantity(a, b) -> bool:
-    try:
-        return quantity.parse(a) == quantity.parse(b)
-    except ValueError:
-        return False
+        respell(resources.get(section) or {}, wanted.get(section) or {})
 
 
 def _strip_container(container: dict, source: dict, sa_volumes: set[str]) -> None:
