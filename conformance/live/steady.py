@@ -252,9 +252,7 @@ def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:
                and not p["metadata"].get("deletionTimestamp")]
     if status.get("active", 0) != len(running):
         return f"status.active {status.get('active', 0)} but {len(running)} unfinished pod(s)"
-    finished = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-                   for c in status.get("conditions") or [])
-    if not finished and not spec.get("suspend"):
+    if not _finished(job) and not spec.get("suspend"):
         parallelism = spec.get("parallelism", 1)
         completions = spec.get("completions")
         wanted = parallelism if completions is None else min(parallelism, completions - status.get("succeeded", 0))
