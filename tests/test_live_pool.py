@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.live.pool import ABSENT, Demand, Job, LivePool, budget_from_nodes, pod_totals
+from conformance.live.pool import ABSENT, Demand, Job, LivePool, node_capacity, pod_totals
 from conformance.live.shared import SharedInputs
 
 
@@ -112,16 +112,22 @@ def test_unknown_demand_runs_alone():
     assert "odd" not in rec.seen["c"]
 
 
-def test_budget_failure_fails_every_case_with_that_error():
-    rec = Recorder()
+def test_a_cluster_that_does_not_come_up_fails_every_case_with_its_error(monkeypatch):
+    from conformance.backends import live
 
-    def budget(_profile):
+    def unreachable(_profile):
         raise ConnectionError("cluster at 127.0.0.1:6443 refused the connection")
 
-    pool = LivePool([rec.job("a"), rec.job("b")], 2, budget).start()
-    for key in "ab":
-        with pytest.raises(ConnectionError, match="refused"):
-            pool.result(key)
+    monkeypatch.setattr(live, "_capacity", unreachable)
+    monkeypatch.setattr(live, "_demand", lambda case, label, profile: Demand())
+    case = type("Case", (), {"steps": None, "inputs": []})()
+    live.start_pool([("t1", case, "trainer-v2.3"), ("t2", case, "trainer-v2.3")], workers=2)
+    try:
+        for key in ("t1", "t2"):
+            with pytest.raises(ConnectionError, match="refused"):
+                live.for_test(key).run([], "trainer-v2.3")
+    finally:
+        live.stop_pool()
 
 
 def test_a_case_error_reaches_its_test_and_the_rest_go_on():
@@ -160,13 +166,13 @@ def test_absent_claims_only_for_mentioned_names_the_case_does_not_create():
     assert demand.with_absent({"torch", "mine", "elsewhere"}).claims == {"mine": "x", "torch": ABSENT}
 
 
-def test_budget_is_a_share_of_ready_schedulable_nodes():
+def test_capacity_counts_ready_schedulable_nodes():
     ready = {"type": "Ready", "status": "True"}
     nodes = [{"status": {"conditions": [ready], "allocatable": {"pods": "110", "cpu": "32", "nvidia.com/gpu": "8"}}},
              {"status": {"conditions": [ready], "allocatable": {"pods": "110", "cpu": "32000m"}}},
              {"spec": {"unschedulable": True}, "status": {"conditions": [ready], "allocatable": {"pods": "110"}}},
              {"status": {"conditions": [{"type": "Ready", "status": "False"}], "allocatable": {"pods": "110"}}}]
-    assert budget_from_nodes(nodes, 0.5) == {"pods": 110, "cpu": 32, "nvidia.com/gpu": 4}
+    assert node_capacity(nodes) == {"pods": 220, "cpu": 64, "nvidia.com/gpu": 8}
 
 
 def test_shared_input_first_user_creates_last_user_deletes():

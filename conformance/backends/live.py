@@ -26,7 +26,7 @@ from reconciler import crds as crd_files, meta, profiles
 
 from ..live import session
 from ..live.case import CaseRun
-from ..live.pool import Demand, Job, LivePool, budget_from_nodes, strings_in
+from ..live.pool import Demand, Job, LivePool, node_capacity, strings_in
 from ..normalize import normalize
 from ..live.scenario import ScenarioRun
 from ..outcome import Outcome
@@ -80,19 +80,19 @@ def start_pool(cases: list[tuple[str, object, str]], workers: int) -> None:
     # Connect here, on the main thread: a local control plane's processes die with the thread
     # that started them (PR_SET_PDEATHSIG), and the pool's threads come and go.
     try:
-        capacity = _capacity(cases[0][2])
-        budget = {name: value * NODE_SHARE for name, value in capacity.items()}
+        capacity, failure = _capacity(cases[0][2]), None
     except Exception as exc:  # noqa: BLE001 - every case then fails with this error, none is lost
-        capacity, budget = {}, _raiser(exc)
-    jobs = [Job(label, profile, demand.with_absent(claimed), _caller(label, case, profile, demand.beyond(capacity)))
+        capacity, failure = {}, exc
+    jobs = [Job(label, profile, demand.with_absent(claimed),
+                _raiser(failure) if failure else _caller(label, case, profile, demand.beyond(capacity)))
             for (label, case, profile), demand in zip(cases, demands)]
-    _POOL = LivePool(jobs, workers, budget).start()
+    _POOL = LivePool(jobs, workers, {name: value * NODE_SHARE for name, value in capacity.items()}).start()
 
 
 def _raiser(exc: Exception):
-    def budget(_profile: str):
+    def call():
         raise exc
-    return budget
+    return call
 
 
 def stop_pool() -> None:
@@ -115,7 +115,7 @@ def _caller(label: str, case, profile: str, beyond: list[str]):
 def _capacity(first_profile: str) -> dict[str, float]:
     """Connects (or starts) the cluster; the pods, CPUs and GPUs its schedulable nodes offer."""
     api = session.get().ensure(first_profile)
-    return budget_from_nodes(api.list(api.must_resource("v1", "Node")).get("items", []), 1.0)
+    return node_capacity(api.list(api.must_resource("v1", "Node")).get("items", []))
 
 
 def _demand(case, label: str, profile: str) -> Demand:

@@ -129,11 +129,9 @@ class Job:
 
 
 class LivePool:
-    """Starts jobs on up to ``workers`` threads within ``budget`` (resource -> amount), or within
-    what ``budget(first profile)`` returns - called once, on the pool's thread, before the first
-    job starts (it may connect to the cluster; if it fails, every job fails with its error)."""
+    """Starts jobs on up to ``workers`` threads within ``budget`` (resource -> amount)."""
 
-    def __init__(self, jobs: list[Job], workers: int, budget: dict[str, float] | Callable[[str], dict[str, float]]):
+    def __init__(self, jobs: list[Job], workers: int, budget: dict[str, float]):
         self.workers = max(1, workers)
         self.budget = budget
         self._pending = list(jobs)
@@ -172,16 +170,6 @@ class LivePool:
 
     # ------------------------------------------------------------------ scheduling
     def _dispatch(self) -> None:
-        if callable(self.budget) and self._pending:
-            try:
-                self.budget = self.budget(self._pending[0].profile)
-            except BaseException as exc:  # noqa: BLE001 - e.g. the cluster did not come up
-                with self._cond:
-                    for job in self._pending:
-                        job.error = exc
-                        job.done.set()
-                    self._pending.clear()
-                return
         with self._cond:
             while self._pending and not self._stopped:
                 job = self._next_startable()
@@ -233,8 +221,8 @@ class LivePool:
                 self._cond.notify_all()
 
 
-def budget_from_nodes(nodes: list[dict], share: float) -> dict[str, float]:
-    """``share`` of the allocatable pods, CPU and GPUs of the Ready, schedulable nodes."""
+def node_capacity(nodes: list[dict]) -> dict[str, float]:
+    """The allocatable pods, CPU and GPUs of the Ready, schedulable nodes, summed."""
     totals = {name: 0.0 for name in DEMAND_RESOURCES}
     for node in nodes:
         if (node.get("spec") or {}).get("unschedulable"):
@@ -246,4 +234,4 @@ def budget_from_nodes(nodes: list[dict], share: float) -> dict[str, float]:
         for name in DEMAND_RESOURCES:
             if name in allocatable:
                 totals[name] += float(parse_quantity(str(allocatable[name])))
-    return {name: value * share for name, value in totals.items()}
+    return totals
