@@ -249,7 +249,7 @@ class CaseRun:
         for obj in self.manifests:
             resource = self.api.resource(obj.get("apiVersion", ""), obj.get("kind", ""))
             name = (obj.get("metadata") or {}).get("name")
-            if resource is None or not resource.namespaced or not name or "." not in obj.get("apiVersion", ""):
+            if resource is None or not resource.namespaced or not name or not gozero.is_custom(obj):
                 continue
             try:
                 self.api.delete(resource, self.names.live((obj.get("metadata") or {}).get("namespace") or "default"),
