@@ -24,6 +24,12 @@ TOO_LONG = "Too long"
 TOO_MANY = "Too many"
 DUPLICATE = "Duplicate value"
 
+#: field.ErrorType -> the metav1.CauseType a Status carries for it (k8s.io/apimachinery). A type
+#: error (FieldValueTypeInvalid) also renders as "Invalid value".
+CAUSE_TYPES = {INVALID: "FieldValueInvalid", REQUIRED: "FieldValueRequired", NOT_SUPPORTED: "FieldValueNotSupported",
+               FORBIDDEN: "FieldValueForbidden", TOO_LONG: "FieldValueTooLong", TOO_MANY: "FieldValueTooMany",
+               DUPLICATE: "FieldValueDuplicate", "Not found": "FieldValueNotFound", "Internal error": "InternalError"}
+
 # Error types that hide the value in the rendered message.
 _VALUELESS = {REQUIRED, FORBIDDEN, TOO_LONG}
 _OMIT = object()

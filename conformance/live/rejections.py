@@ -17,12 +17,9 @@ from __future__ import annotations
 import json
 import re
 
-_TYPES = {
-    "FieldValueNotFound": "Not found", "FieldValueRequired": "Required value", "FieldValueDuplicate": "Duplicate value",
-    "FieldValueInvalid": "Invalid value", "FieldValueNotSupported": "Unsupported value",
-    "FieldValueForbidden": "Forbidden", "FieldValueTooLong": "Too long", "FieldValueTooMany": "Too many",
-    "InternalError": "Internal error", "FieldValueTypeInvalid": "Invalid value",
-}
+from reconciler.errors import CAUSE_TYPES
+
+_TYPES = {cause: error_type for error_type, cause in CAUSE_TYPES.items()} | {"FieldValueTypeInvalid": "Invalid value"}
 # Error types whose rendering carries no value (field.Error.ErrorBody).
 _VALUELESS = {"Required value", "Forbidden", "Too long", "Not found", "Internal error"}
 _KNOWN = sorted(set(_TYPES.values()), key=len, reverse=True)

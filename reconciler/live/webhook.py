@@ -38,7 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import jsonpatch
 
 from .. import builtin, crds as crd_files
-from ..errors import Rejection
+from ..errors import CAUSE_TYPES, Rejection
 from .rest import Api, ApiError
 from .tls import serving_pair
 
@@ -277,17 +277,11 @@ def _refusal(refused: Rejection) -> dict:
     if refused.reason == "Invalid" and refused.errors:
         # apierrors.NewInvalid's Status carries one cause per field error, and controller-runtime
         # hands that Status to the apiserver as it is.
-        status["details"] = {"causes": [{"reason": _CAUSE_TYPES.get(e.type, e.type), "message": e.body(),
+        status["details"] = {"causes": [{"reason": CAUSE_TYPES.get(e.type, e.type), "message": e.body(),
                                          "field": e.field or "<nil>"} for e in refused.errors]}
     return {"allowed": False, "status": status}
 
 
-#: field.ErrorType -> metav1.CauseType (k8s.io/apimachinery), for the causes of a 422.
-_CAUSE_TYPES = {"Invalid value": "FieldValueInvalid", "Required value": "FieldValueRequired",
-                "Unsupported value": "FieldValueNotSupported", "Forbidden": "FieldValueForbidden",
-                "Too long": "FieldValueTooLong", "Too many": "FieldValueTooMany",
-                "Duplicate value": "FieldValueDuplicate", "Not found": "FieldValueNotFound",
-                "Internal error": "InternalError"}
 
 
 def _with_annotation(obj: dict, token: str) -> dict:
