@@ -229,7 +229,7 @@ def _build_steps(row: dict, defaults: dict, bases: dict, path: Path) -> list[Ste
             except CaseError as exc:
                 raise CaseError(f"{step.label}: {exc}") from None
         elif "fault" in raw:
-            step.fault = {k: v for k, v in raw.items() if k not in ("name", "expect", "never", "repeat", "liveTimeout")}
+            step.fault = {k: v for k, v in raw.items() if k not in _STEP_KEYS + ("repeat",)}
         steps.append(step)
     unused_patches = set(row.get("patch", {})) - {s.get("base") for s in used_specs}
     if unused_patches:
@@ -237,11 +237,16 @@ def _build_steps(row: dict, defaults: dict, bases: dict, path: Path) -> list[Ste
     return steps
 
 
+#: Keys of a step that are about the step, not its fault (a default name shows the fault's own
+#: parameters - ``repeat`` included - and leaves these out).
+_STEP_KEYS = ("name", "expect", "never", "liveTimeout")
+
+
 def _step_name(raw: dict) -> str:
     if "apply" in raw:
         return "apply inputs" if raw["apply"] == "inputs" else "apply"
     if "fault" in raw:
-        params = [f"{k}={v}" for k, v in raw.items() if k not in ("fault", "name", "expect", "never", "liveTimeout")]
+        params = [f"{k}={v}" for k, v in raw.items() if k not in _STEP_KEYS + ("fault",)]
         return " ".join([raw["fault"], *params])
     return "check"
 
