@@ -4,8 +4,9 @@ A fault names its pods by Job and completion index, never by generated pod name:
 
 * ``job: <name>``, or ``replicatedJob: <name>`` (+ ``jobIndex``, + ``jobset``) via the JobSet
   labels; neither = every Job;
-* or ``volcanoJob: <name>`` (+ ``task``) for the pods of a Volcano Job, by its labels;
-* ``pod: <completion index>`` (Volcano: ``volcano.sh/task-index``) or ``pod: all``.
+* or the pods of a workload that creates pods itself, by its labels (:data:`POD_SELECTORS`):
+  ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job;
+* ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``) or ``pod: all``.
 
 Pod-ending faults pick live pods (not finished, not being deleted); ``releaseTermination`` picks
 pods that carry the hold finalizer. A fault that selects nothing is an error of the case.
@@ -25,15 +26,39 @@ pods that carry the hold finalizer. A fault that selects nothing is an error of 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from . import kubelet
 
 HOLD_FINALIZER = "training-conformance.dev/hold"
 JOBSET_PREFIX = "jobset.sigs.k8s.io/"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
-VOLCANO_JOB_NAME, VOLCANO_TASK_SPEC, VOLCANO_TASK_INDEX = "volcano.sh/job-name", "volcano.sh/task-spec", "volcano.sh/task-index"
 # DisruptionTarget conditions, verbatim from kube-apiserver (eviction) and PodGC.
 EVICTION = ("EvictionByEvictionAPI", "Eviction API: evicting")
 POD_GC = ("DeletionByPodGC", "PodGC: node no longer exists")
+
+
+@dataclass(frozen=True)
+class PodSelector:
+    """How a fault names the pods of one workload kind that creates its pods itself (not via Jobs):
+    ``<keyword>: <workload name>`` matched against ``name_label``, each optional fault key in
+    ``filters`` against its label, and ``pod: <n>`` against ``index_key`` (a label, else an annotation)."""
+
+    keyword: str
+    name_label: str
+    index_key: str
+    filters: dict[str, str] = field(default_factory=dict)
+
+    def selects(self, pod: dict, fault: dict) -> bool:
+        labels = pod["metadata"].get("labels") or {}
+        return labels.get(self.name_label) == fault[self.keyword] and all(
+            labels.get(label) == str(fault[key]) for key, label in self.filters.items() if key in fault)
+
+
+#: One entry per workload kind; the case schema lists the same keys for scenario steps.
+POD_SELECTORS = (
+    PodSelector("volcanoJob", "volcano.sh/job-name", "volcano.sh/task-index", {"task": "volcano.sh/task-spec"}),
+)
 
 
 class FaultError(Exception):
@@ -60,8 +85,11 @@ def inject(cluster, fault: dict) -> None:
 
 def select_pods(cluster, fault: dict, held: bool = False) -> list[dict]:
     namespace = fault.get("namespace", "default")
-    if "volcanoJob" in fault:
-        candidates, index_key = _volcano_pods(cluster, fault, namespace), VOLCANO_TASK_INDEX
+    selector = next((s for s in POD_SELECTORS if s.keyword in fault), None)
+    if selector is not None:
+        candidates = sorted((p for p in cluster.list("", "Pod", namespace) if selector.selects(p, fault)),
+                            key=lambda p: p["metadata"]["name"])
+        index_key = selector.index_key
     else:
         jobs = [j for j in cluster.list("batch", "Job", namespace) if _job_selected(j, fault)]
         candidates = [pod for job in jobs for pod in cluster.list("", "Pod", namespace, owner=job)]
@@ -69,7 +97,7 @@ def select_pods(cluster, fault: dict, held: bool = False) -> list[dict]:
     wanted = fault.get("pod", "all")
     pods = []
     for pod in candidates:
-        if wanted != "all" and (pod["metadata"].get("annotations") or {}).get(index_key) != str(wanted):
+        if wanted != "all" and _index(pod, index_key) != str(wanted):
             continue
         if held:
             if HOLD_FINALIZER in pod["metadata"].get("finalizers", []):
@@ -79,12 +107,9 @@ def select_pods(cluster, fault: dict, held: bool = False) -> list[dict]:
     return pods
 
 
-def _volcano_pods(cluster, fault: dict, namespace: str) -> list[dict]:
-    def selected(pod: dict) -> bool:
-        labels = pod["metadata"].get("labels") or {}
-        return (labels.get(VOLCANO_JOB_NAME) == fault["volcanoJob"]
-                and ("task" not in fault or labels.get(VOLCANO_TASK_SPEC) == fault["task"]))
-    return sorted((p for p in cluster.list("", "Pod", namespace) if selected(p)), key=lambda p: p["metadata"]["name"])
+def _index(pod: dict, key: str) -> str | None:
+    md = pod["metadata"]
+    return (md.get("labels") or {}).get(key, (md.get("annotations") or {}).get(key))
 
 
 def _job_selected(job: dict, fault: dict) -> bool:
