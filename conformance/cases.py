@@ -141,14 +141,18 @@ def discover(root: Path) -> list[Path]:
 
 def load_all(root: Path) -> list[Case | BrokenCase]:
     cases: list[Case | BrokenCase] = []
-    seen: dict[str, str] = {}
+    # Test ids and goldens are per profile, and a profile belongs to one suite: two suites may
+    # both have an `admission` table with a row `x`; one suite may not.
+    seen: dict[tuple[str, str], str] = {}
     for path in discover(root):
         for case in load_table(path, root).cases:
-            if isinstance(case, Case) and case.full_id in seen:
+            key = (case.suite, case.full_id)
+            if isinstance(case, Case) and key in seen:
                 cases.append(BrokenCase(case.full_id + "#duplicate", f"{case.source}: duplicate case id "
-                                        f"{case.full_id!r} (first defined at {seen[case.full_id]})", path))
+                                        f"{case.full_id!r} in suite {case.suite!r} (first defined at {seen[key]})",
+                                        path, table=case.table, suite=case.suite))
                 continue
-            seen[case.full_id] = getattr(case, "source", str(path))
+            seen[key] = getattr(case, "source", str(path))
             cases.append(case)
     return cases
 

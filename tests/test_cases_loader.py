@@ -96,7 +96,16 @@ def test_duplicate_ids_across_files(cases_root):
     write(cases_root, "t/demo.yaml", table(GOOD_ROW))
     write(cases_root, "t/demo2.yaml", table(GOOD_ROW))
     loaded = load_all(cases_root)
-    assert isinstance(loaded[1], BrokenCase) and "duplicate case id 'demo/good'" in loaded[1].error
+    assert isinstance(loaded[1], BrokenCase) and "duplicate case id 'demo/good' in suite 'trainer'" in loaded[1].error
+
+
+def test_the_same_table_and_row_id_in_two_suites_are_two_cases(cases_root):
+    # Profiles belong to one suite, so test ids (<profile>:<table>/<id>) and goldens stay apart.
+    write(cases_root, "t/demo.yaml", table(GOOD_ROW))
+    write(cases_root, "j/demo.yaml", table(GOOD_ROW).replace("suite: trainer", "suite: jobset").replace(
+        "_bases/tj.yaml", "../t/_bases/tj.yaml"))
+    loaded = load_all(cases_root)
+    assert [type(c) for c in loaded] == [Case, Case] and {c.suite for c in loaded} == {"trainer", "jobset"}
 
 
 def test_bases_folders_are_not_tables(cases_root):
