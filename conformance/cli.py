@@ -19,6 +19,7 @@ from reconciler.errors import Rejection
 from reconciler.profiles import DEFAULT_PROFILE, PROFILES
 
 from . import cases as case_loader
+from . import table as table_dirs
 from .cluster.cli import add_cluster_commands
 from .report.cli import add_report_command, pytest_args as report_pytest_args, run_options as report_run_options
 from .zoo.cli import add_zoo_command
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     p_render = sub.add_parser("render", help="run the reference reconciler on manifests and print every object")
     p_render.add_argument("-f", "--filename", action="append", required=True, metavar="FILE",
                           help="multi-document YAML file, '-' for stdin (repeatable)")
-    p_render.add_argument("--profile", default=DEFAULT_PROFILE, choices=sorted(PROFILES))
+    p_render.add_argument("--profile", default=None, choices=sorted(PROFILES),
+                          help="default: the newest profile that serves every kind in the input")
 
     p_run = sub.add_parser("run", help="run the case table (pytest underneath)")
     p_run.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
@@ -53,13 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--live-workers", type=int, default=None,
                        help="live backend: cases in flight at once (default: $TC_LIVE_WORKERS or 4; 1 = serial)")
     p_run.add_argument("--junitxml", help="write a JUnit XML report")
-    p_run.add_argument("--cases-dir", default="cases")
-    p_run.add_argument("--snapshots-dir", default="snapshots")
+    p_run.add_argument("--cases-dir", default=None,
+                       help="the case tables (default: the checkout you are in, else the table installed with the package)")
+    p_run.add_argument("--snapshots-dir", default=None,
+                       help="the goldens (default: the snapshots folder beside the cases folder)")
     p_run.add_argument("--snapshot-update", action="store_true", help="rewrite goldens (and delete unused ones)")
     report_run_options(p_run)
 
     p_list = sub.add_parser("list", help="list the cases: id, table, level, profiles")
-    p_list.add_argument("--cases-dir", default="cases")
+    p_list.add_argument("--cases-dir", default=None, help="as for run")
     p_list.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
 
     add_cluster_commands(sub)
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return list_cases(Path(args.cases_dir), args.profile)
+    return list_cases(args.cases_dir, args.profile)
 
 
 # ------------------------------------------------------------------ render
@@ -109,9 +113,36 @@ def read_manifests(filenames: list[str]) -> list[tuple[str, dict]]:
     return manifests
 
 
-def render(filenames: list[str], profile: str) -> int:
+def pick_profile(manifests: list[tuple[str, dict]]) -> str:
+    """The profile for an input given without ``--profile``: of those that serve every kind in it,
+    the most specific (fewest kinds of its own: a bare JobSet goes to jobset-*, not to the trainer
+    profiles that also serve JobSets), then the newest. Built-in kinds only: the default profile."""
+    wanted = {(obj["apiVersion"], obj["kind"]) for _, obj in manifests}
+    custom = {name: set(_custom_kinds(name)) for name in PROFILES}
+    if not wanted & set().union(*custom.values()):
+        return DEFAULT_PROFILE
+    serving = [p for p in PROFILES.values() if all(reconciler.new_cluster(p.name).serves(*k) for k in wanted)]
+    if serving:
+        return min(serving, key=lambda p: (len(custom[p.name]), tuple(-v for v in p.version))).name
+    kinds = sorted(f"{kind} ({api_version})" for api_version, kind in wanted)
+    partial = sorted(name for name, served in custom.items() if served & wanted)
+    raise InputError(f"no profile serves every kind of the input ({', '.join(kinds)})"
+                     + (f"; {', '.join(partial)} serve some of them - render those apart" if partial else "")
+                     + f"; profiles: {', '.join(sorted(PROFILES))}")
+
+
+def _custom_kinds(profile: str) -> list[tuple[str, str]]:
+    from reconciler import crds
+    return [(f"{g}/{v}", k) for g, v, k in crds.schemas(PROFILES[profile].crd_dirs)]
+
+
+def render(filenames: list[str], profile: str | None) -> int:
     try:
         manifests = read_manifests(filenames)
+        if profile is None:
+            profile = pick_profile(manifests)
+            print(f"conformance render: profile {profile} (picked for this input: the newest of the most specific profiles serving all its kinds; "
+                  f"--profile picks another)", file=sys.stderr)
         cluster = reconciler.new_cluster(profile)
         for source, obj in manifests:
             if not cluster.serves(obj["apiVersion"], obj["kind"]):
@@ -140,17 +171,25 @@ def render(filenames: list[str], profile: str) -> int:
 def run(args, extra: list[str]) -> int:
     import pytest
 
+    try:
+        table_dirs.locate(args.cases_dir, args.snapshots_dir)  # the plugin finds the same; fail early and plainly
+    except table_dirs.TableError as exc:
+        print(f"conformance run: {exc}", file=sys.stderr)
+        return 2
     pytest_args = [str(SUITE_DIR), "-p", "conformance.pytest_plugin", "-o", "addopts=", "-p", "no:cacheprovider",
-                   "--rootdir", str(Path.cwd()), "--cases-dir", args.cases_dir, "--snapshots-dir", args.snapshots_dir,
-                   "--backend", args.backend, "-q"]
+                   "--rootdir", str(Path.cwd()), "--conformance-backend", args.backend, "-q"]
+    if args.cases_dir:
+        pytest_args += ["--conformance-cases-dir", args.cases_dir]
+    if args.snapshots_dir:
+        pytest_args += ["--conformance-snapshots-dir", args.snapshots_dir]
     for profile in args.profile:
-        pytest_args += ["--profile", profile]
+        pytest_args += ["--conformance-profile", profile]
     for level in args.level:
-        pytest_args += ["--level", level]
+        pytest_args += ["--conformance-level", level]
     if args.keyword:
         pytest_args += ["-k", args.keyword]
     if args.live_workers is not None:
-        pytest_args += ["--live-workers", str(args.live_workers)]
+        pytest_args += ["--conformance-live-workers", str(args.live_workers)]
     if args.junitxml:
         pytest_args += ["--junitxml", args.junitxml]
     if args.snapshot_update:
@@ -169,7 +208,7 @@ def run(args, extra: list[str]) -> int:
             return 2
     try:
         if args.kubeconfig:
-            pytest_args += ["--kubeconfig", args.kubeconfig]
+            pytest_args += ["--conformance-kubeconfig", args.kubeconfig]
         problem = _select_operator(args)
         if problem:
             print(f"conformance run: {problem}", file=sys.stderr)
@@ -217,7 +256,12 @@ def _select_operator(args) -> str | None:
     return None
 
 
-def list_cases(cases_dir: Path, profiles: list[str]) -> int:
+def list_cases(cases_dir: str | None, profiles: list[str]) -> int:
+    try:
+        cases_dir = table_dirs.locate(cases_dir).cases
+    except table_dirs.TableError as exc:
+        print(f"conformance list: {exc}", file=sys.stderr)
+        return 2
     rows = []
     for case in case_loader.load_all(cases_dir):
         case_profiles = [p for p in case.profiles() if not profiles or p in profiles]
@@ -226,7 +270,7 @@ def list_cases(cases_dir: Path, profiles: list[str]) -> int:
         rows.append((case.full_id, case.table or "-", case.level, ",".join(case_profiles) or "-",
                      "BROKEN: " + case.error if isinstance(case, case_loader.BrokenCase) else ""))
     if not rows:
-        print(f"no cases under {cases_dir}", file=sys.stderr)
+        print(f"no cases under {cases_dir}" + (f" for profile {', '.join(profiles)}" if profiles else ""), file=sys.stderr)
         return 1
     widths = [max(len(r[i]) for r in rows + [("ID", "TABLE", "LEVEL", "PROFILES", "")]) for i in range(4)]
     print("  ".join(h.ljust(w) for h, w in zip(("ID", "TABLE", "LEVEL", "PROFILES"), widths)))

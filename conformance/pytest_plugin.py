@@ -1,8 +1,15 @@
 """pytest plugin: turns every case row × profile into a test, and keeps goldens honest.
 
-Options: ``--profile`` (repeatable), ``--backend`` (render|live), ``--kubeconfig`` (live backend),
-``--level``, ``--cases-dir``, ``--snapshots-dir``. A full run fails when a golden belongs to no case (``make snapshots-update``
-deletes it). The session ends with the line ``conformance: N passed, N failed, N skipped``.
+Installed as a ``pytest11`` entry point, so any pytest can run the table:
+``pytest --pyargs conformance.suite --conformance-profile trainer-v2.3``. Its options carry the
+``--conformance-`` prefix so they cannot clash with other plugins' (``conformance run`` maps its
+short ones onto them): ``-profile`` (repeatable), ``-backend`` (render|live), ``-kubeconfig``
+(live backend), ``-level``, ``-live-workers``, ``-cases-dir``, ``-snapshots-dir`` (the table:
+:mod:`conformance.table`). It does nothing to a session that does not collect the suite's test.
+
+A full run fails when a golden belongs to no case (``make snapshots-update`` deletes it); a run
+that selects no case fails too, saying so. The session ends with the line
+``conformance: N passed, N failed, N skipped``.
 """
 
 from __future__ import annotations
@@ -15,53 +22,74 @@ import pytest
 from reconciler.profiles import PROFILES
 
 from . import cases as case_loader
-from .golden import YamlGolden, relative_path
+from .table import TableDirs, TableError, locate
 
 _STATE_KEY = pytest.StashKey[dict]()
+_DIRS_KEY = pytest.StashKey[TableDirs]()
 _SUITE_TEST = "test_conformance.py::test_case"
+#: The placeholder test of a run that selected no case: it fails, saying what was asked for.
+NOTHING_SELECTED = "nothing-selected"
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("conformance")
-    group.addoption("--profile", action="append", default=[], choices=sorted(PROFILES),
+    group.addoption("--conformance-profile", action="append", default=[], choices=sorted(PROFILES),
                     help="run only these profiles (repeatable); default: every profile each row's range covers")
-    group.addoption("--backend", default="render", choices=["render", "live"], help="where cases run (default: render)")
-    group.addoption("--kubeconfig", default=None,
+    group.addoption("--conformance-backend", default="render", choices=["render", "live"],
+                    help="where cases run (default: render)")
+    group.addoption("--conformance-kubeconfig", default=None,
                     help="live backend: the cluster to use (default: start a local control plane for the run)")
-    group.addoption("--live-workers", type=int, default=None,
+    group.addoption("--conformance-live-workers", type=int, default=None,
                     help="live backend: cases in flight at once (default: $TC_LIVE_WORKERS or 4; 1 = one after another)")
-    group.addoption("--level", action="append", default=[], choices=["core", "extended"],
+    group.addoption("--conformance-level", action="append", default=[], choices=["core", "extended"],
                     help="run only rows of this level (repeatable)")
-    group.addoption("--cases-dir", default=None, help="case tables (default: <rootdir>/cases)")
-    group.addoption("--snapshots-dir", default=None, help="goldens (default: <rootdir>/snapshots)")
+    group.addoption("--conformance-cases-dir", default=None,
+                    help="case tables (default: the checkout you are in, else the installed table)")
+    group.addoption("--conformance-snapshots-dir", default=None,
+                    help="goldens (default: the snapshots folder beside the cases folder)")
 
 
-def _dirs(config) -> tuple[Path, Path]:
-    root = Path(str(config.rootpath))
-    cases_dir = Path(config.getoption("--cases-dir") or root / "cases").resolve()
-    snaps = Path(config.getoption("--snapshots-dir") or root / "snapshots").resolve()
-    return cases_dir, snaps
+def table_dirs(config) -> TableDirs:
+    found = config.stash.get(_DIRS_KEY, None)
+    if found is None:
+        try:
+            found = locate(config.getoption("--conformance-cases-dir"), config.getoption("--conformance-snapshots-dir"),
+                           cwd=Path(str(config.invocation_params.dir)))
+        except TableError as exc:
+            raise pytest.UsageError(f"conformance: {exc}") from None
+        config.stash[_DIRS_KEY] = found
+    return found
 
 
 def pytest_configure(config):
-    if config.getoption("--backend", default="render") == "live":
+    config.stash[_STATE_KEY] = {"expected_goldens": set(), "selected_everything": True, "counts": {}}
+
+
+def _configure_suite(config) -> None:
+    """Set-up that only a session running the suite needs (the plugin is loaded in every pytest)."""
+    state = config.stash[_STATE_KEY]
+    if state.get("configured"):
+        return
+    state["configured"] = True
+    if config.getoption("--conformance-backend") == "live":
         if config.getoption("--snapshot-update", default=False):
             raise pytest.UsageError("--snapshot-update writes goldens from the render backend only; "
                                     "a live run is compared with them, never the source of them")
         from .live import session
-        session.configure(config.getoption("--kubeconfig"))
-    _, snaps = _dirs(config)
-    YamlGolden.root = snaps
-    config.stash[_STATE_KEY] = {"expected_goldens": set(), "selected_everything": True, "counts": {}}
+        session.configure(config.getoption("--conformance-kubeconfig"))
+    from .suite.goldens import YamlGolden  # not at import: syrupy must be imported by pytest first (assertion rewriting)
+    YamlGolden.root = table_dirs(config).snapshots
 
 
 def pytest_generate_tests(metafunc):
     if "conformance_case" not in metafunc.fixturenames:
         return
+    from .golden import relative_path
     config = metafunc.config
-    cases_dir, _ = _dirs(config)
-    wanted_profiles = config.getoption("--profile")
-    wanted_levels = config.getoption("--level")
+    _configure_suite(config)
+    cases_dir = table_dirs(config).cases
+    wanted_profiles = config.getoption("--conformance-profile")
+    wanted_levels = config.getoption("--conformance-level")
     state = config.stash[_STATE_KEY]
     if wanted_profiles or wanted_levels:
         state["selected_everything"] = False
@@ -81,13 +109,19 @@ def pytest_generate_tests(metafunc):
             ids.append(f"{profile}:{case.full_id}")
             if isinstance(case, case_loader.Case):
                 state["expected_goldens"].add(relative_path(profile, case.table, case.id))
+    if not params:  # an empty run must not pass: one failing test says what selected nothing
+        asked = [f"profile {', '.join(wanted_profiles)}" if wanted_profiles else "",
+                 f"level {', '.join(wanted_levels)}" if wanted_levels else ""]
+        reason = f"no case under {cases_dir}" + (f" for {' and '.join(a for a in asked if a)}" if any(asked) else "")
+        params, ids = [(case_loader.BrokenCase(NOTHING_SELECTED, f"conformance: {reason}", cases_dir), "-")], [
+            f"-:{NOTHING_SELECTED}"]
     metafunc.parametrize(("conformance_case", "conformance_profile"), params, ids=ids)
 
 
 def pytest_collection_modifyitems(session, config, items):
     if config.getoption("-k") or config.getoption("-m"):
         config.stash[_STATE_KEY]["selected_everything"] = False
-    if config.getoption("--backend") == "live":
+    if config.getoption("--conformance-backend") == "live":
         # Grouped by profile (stable within one): a live profile switch restarts the operator.
         items.sort(key=lambda item: getattr(getattr(item, "callspec", None), "params", {}).get("conformance_profile", ""))
 
@@ -96,9 +130,9 @@ def pytest_collection_finish(session):
     """Live backend: start the selected cases in the background, side by side where they cannot
     disturb each other (:mod:`conformance.live.pool`); each test then waits for its own."""
     config = session.config
-    if config.getoption("--backend") != "live" or config.getoption("--collect-only"):
+    if config.getoption("--conformance-backend") != "live" or config.getoption("--collect-only"):
         return
-    workers = config.getoption("--live-workers") or int(os.environ.get("TC_LIVE_WORKERS", "4"))
+    workers = config.getoption("--conformance-live-workers") or int(os.environ.get("TC_LIVE_WORKERS", "4"))
     chosen = []
     for item in session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
@@ -116,7 +150,7 @@ def pytest_deselected(items):
 
 @pytest.fixture
 def conformance_backend(request):
-    if request.config.getoption("--backend") == "live":
+    if request.config.getoption("--conformance-backend") == "live":
         from .backends import live
         return live.for_test(request.node.nodeid)
     from .backends import render
@@ -125,15 +159,17 @@ def conformance_backend(request):
 
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
-    if config.getoption("--backend", default="render") == "live":
+    state = config.stash.get(_STATE_KEY, None)
+    if state is None or not state.get("configured"):
+        return  # this session did not run the suite
+    if config.getoption("--conformance-backend") == "live":
         from .backends import live
         from .live import session as live_session
         live.stop_pool()
         live_session.close()
-    state = config.stash.get(_STATE_KEY, None)
-    if state is None or not state["expected_goldens"]:
+    if not state["expected_goldens"]:
         return
-    _, snaps = _dirs(config)
+    snaps = table_dirs(config).snapshots
     unused = _unused_goldens(snaps, state["expected_goldens"])
     state["unused"] = unused
     if not unused or not state["selected_everything"]:
@@ -154,14 +190,15 @@ def _unused_goldens(snaps: Path, expected: set[Path]) -> list[Path]:
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     state = config.stash.get(_STATE_KEY, None)
-    if state is None or not state["expected_goldens"]:
+    if state is None or not state.get("configured"):
         return
+    terminalreporter.write_line(f"conformance table: {table_dirs(config).describe()}")
     if state.get("deleted"):
         terminalreporter.write_line(f"deleted {len(state['deleted'])} unused golden(s): "
                                     + ", ".join(map(str, state["deleted"])))
     elif state.get("unused") and state["selected_everything"]:
         terminalreporter.write_line(
-            f"FAILED: {len(state['unused'])} golden(s) in {_dirs(config)[1]} belong to no case: "
+            f"FAILED: {len(state['unused'])} golden(s) in {table_dirs(config).snapshots} belong to no case: "
             + ", ".join(map(str, state["unused"])) + " (run `make snapshots-update` to delete them)", red=True)
     counts = {outcome: len([r for r in terminalreporter.stats.get(outcome, [])
                             if _SUITE_TEST in getattr(r, "nodeid", "") and (r.when == "call" or r.outcome != "passed")])

@@ -55,6 +55,8 @@ def test_render_rejection_exit_1_names_object_and_errors():
     run = conformance("render", "-f", "-", stdin=dump(docs))
     assert run.returncode == 1
     assert run.stderr.splitlines() == [
+        "conformance render: profile trainer-v2.3 (picked for this input: the newest of the most specific profiles "
+        "serving all its kinds; --profile picks another)",
         'error: TrainJob default/test-job was rejected by admission webhook "validator.trainjob.trainer.kubeflow.org" (403 Forbidden):',
         "  spec.trainer.numNodes: Invalid value: 2: must have 1 when MPI trainingRuntime with enabled runLauncherAsNode "
         "does not have either launcher and node",
@@ -77,10 +79,31 @@ def test_render_schema_rejection_says_so():
     ("- just\n- a list\n", "error: <stdin>: document 1 is not a Kubernetes object"),
 ])
 def test_render_bad_input_exit_2_one_line(text, message):
-    run = conformance("render", "-f", "-", stdin=text)
+    run = conformance("render", "-f", "-", "--profile", "trainer-v2.3", stdin=text)
     assert run.returncode == 2
     assert run.stderr.startswith(message) and len(run.stderr.strip().splitlines()) == 1
     assert run.stdout == ""
+
+
+@pytest.mark.parametrize("bases, profile", [
+    (["mpi-runtime.yaml", "mpi-trainjob.yaml"], "trainer-v2.3"),  # only trainer profiles serve TrainJobs
+    ([ROOT / "cases/volcano/_bases/pytorch-job.yaml"], "volcano-v1.12"),
+    ([ROOT / "cases/jobset/_bases/jobset.yaml"], "jobset-v0.12"),  # trainer-v2.3 serves JobSets too, but more
+])
+def test_render_without_profile_picks_the_newest_specific_one(bases, profile):
+    docs = [yaml.safe_load((BASES / b).read_text()) for b in bases]
+    run = conformance("render", "-f", "-", stdin=dump(docs))
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith(f"conformance render: profile {profile} (picked for this input")
+
+
+def test_render_without_profile_and_no_profile_serving_everything_exit_2():
+    docs = manifests("mpi-trainjob.yaml") + [yaml.safe_load((ROOT / "cases/volcano/_bases/pytorch-job.yaml").read_text())]
+    run = conformance("render", "-f", "-", stdin=dump(docs))
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith("error: no profile serves every kind of the input (Job (batch.volcano.sh/v1alpha1), "
+                                 "TrainJob (trainer.kubeflow.org/v1alpha1)); trainer-v2.0, trainer-v2.1, trainer-v2.3, "
+                                 "volcano-v1.11, volcano-v1.12 serve some of them")
 
 
 def test_render_missing_file_exit_2():
@@ -120,7 +143,7 @@ def scratch(tmp_path):
 
 
 def test_broken_row_fails_alone_and_the_rest_run(scratch):
-    run = conformance("run", "--snapshot-update", cwd=scratch)
+    run = conformance("run", "--cases-dir", "cases", "--snapshot-update", cwd=scratch)
     assert run.returncode == 1
     assert "conformance: 2 passed, 1 failed, 0 skipped" in run.stdout
     assert "cases/scratch.yaml, row 2 (id 'broken'): Additional properties are not allowed ('expectt' was unexpected)" in run.stdout
@@ -129,32 +152,32 @@ def test_broken_row_fails_alone_and_the_rest_run(scratch):
 
 def test_goldens_catch_changes_and_unused_goldens_fail(scratch):
     (scratch / "cases" / "scratch.yaml").write_text(TABLE.replace("  - id: broken\n    title: this row has a misspelt key\n    expectt: {}\n", ""))
-    assert conformance("run", "--snapshot-update", cwd=scratch).returncode == 0
-    assert conformance("run", cwd=scratch).returncode == 0
+    assert conformance("run", "--cases-dir", "cases", "--snapshot-update", cwd=scratch).returncode == 0
+    assert conformance("run", "--cases-dir", "cases", cwd=scratch).returncode == 0
     golden = scratch / "snapshots" / "trainer-v2.3" / "scratch" / "one-pod.yaml"
     golden.write_text(golden.read_text().replace("image: ghcr.io/example/torch:2.7", "image: ghcr.io/example/torch:2.6", 1))
-    changed = conformance("run", cwd=scratch)
+    changed = conformance("run", "--cases-dir", "cases", cwd=scratch)
     assert changed.returncode == 1 and "output differs from its golden" in changed.stdout
     diff_lines = [line.strip() for line in changed.stdout.splitlines()]
     assert "- image: ghcr.io/example/torch:2.6".replace(" ", "") in [l.replace(" ", "") for l in diff_lines]
-    assert conformance("run", "--snapshot-update", cwd=scratch).returncode == 0
+    assert conformance("run", "--cases-dir", "cases", "--snapshot-update", cwd=scratch).returncode == 0
     stale = scratch / "snapshots" / "trainer-v2.3" / "scratch" / "gone.yaml"
     stale.write_text("case: gone\n")
-    unused = conformance("run", cwd=scratch)
+    unused = conformance("run", "--cases-dir", "cases", cwd=scratch)
     assert unused.returncode == 1 and "belong to no case: trainer-v2.3/scratch/gone.yaml" in unused.stdout
-    assert conformance("run", "-k", "one-pod", cwd=scratch).returncode == 0  # a subset cannot judge unused goldens
-    assert conformance("run", "--snapshot-update", cwd=scratch).returncode == 0 and not stale.exists()
+    assert conformance("run", "--cases-dir", "cases", "-k", "one-pod", cwd=scratch).returncode == 0  # a subset cannot judge unused goldens
+    assert conformance("run", "--cases-dir", "cases", "--snapshot-update", cwd=scratch).returncode == 0 and not stale.exists()
 
 
 def test_run_writes_junit(scratch):
-    conformance("run", "--snapshot-update", cwd=scratch)
-    run = conformance("run", "--junitxml", str(scratch / "junit.xml"), cwd=scratch)
+    conformance("run", "--cases-dir", "cases", "--snapshot-update", cwd=scratch)
+    run = conformance("run", "--cases-dir", "cases", "--junitxml", str(scratch / "junit.xml"), cwd=scratch)
     text = (scratch / "junit.xml").read_text()
     assert run.returncode == 1 and text.count("<testcase") == 3 and "scratch/broken" in text
 
 
 def test_list(scratch):
-    run = conformance("list", cwd=scratch)
+    run = conformance("list", "--cases-dir", "cases", cwd=scratch)
     assert run.returncode == 0
     lines = run.stdout.splitlines()
     assert lines[0].split() == ["ID", "TABLE", "LEVEL", "PROFILES"]

@@ -176,7 +176,8 @@ class _Config:
                         "--implementation-url": "", "--operator": None, "--kubeconfig": None, **options}
 
     def getoption(self, name, default=None):
-        return self.options.get(name, default)
+        # The suite plugin's options carry a --conformance- prefix in pytest; the table's short names here.
+        return self.options.get(name.replace("--conformance-", "--"), default)
 
 
 def _conformance_command(**options):
@@ -287,8 +288,8 @@ def run_suite(scratch, *extra, update=True):
         report_dir=str(scratch / "out"), implementation="acme/op", implementation_version="1.2",
         implementation_url="https://acme.example/op", operator=None))
     command = [sys.executable, "-m", "pytest", str(ROOT / "conformance" / "suite"), "-p", "conformance.pytest_plugin",
-               "-o", "addopts=", "-p", "no:cacheprovider", "--rootdir", str(scratch), "--cases-dir", "cases",
-               "--snapshots-dir", "snapshots", *(["--snapshot-update"] if update else []), "-q", *args, *extra]
+               "-o", "addopts=", "-p", "no:cacheprovider", "--rootdir", str(scratch), "--conformance-cases-dir", "cases",
+               "--conformance-snapshots-dir", "snapshots", *(["--snapshot-update"] if update else []), "-q", *args, *extra]
     return subprocess.run(command, capture_output=True, text=True, cwd=scratch)
 
 

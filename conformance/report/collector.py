@@ -97,7 +97,7 @@ class Collector:
     def __init__(self, config, report_dir: Path):
         self.config = config
         self.report_dir = report_dir
-        self.backend = config.getoption("--backend")
+        self.backend = config.getoption("--conformance-backend")
         self.operator = config.getoption("--operator") or ("reference" if self.backend == "render" else "external")
         if self.backend == "render" and self.operator == "external":
             raise pytest.UsageError("--operator external: the render backend runs the reference reconciler; "
@@ -147,7 +147,7 @@ class Collector:
             date=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
             kubernetes_version=backend_kubernetes_version(self.backend), harness_version=harness_version(),
             backend=self.backend, operator=self.operator,
-            selection={"profiles": config.getoption("--profile"), "levels": config.getoption("--level"),
+            selection={"profiles": config.getoption("--conformance-profile"), "levels": config.getoption("--conformance-level"),
                        "keyword": config.getoption("keyword") or ""},
             goldens="rewritten" if self.snapshot_update() else "checked",
             extra_errors=_unused_golden_errors(config))
@@ -176,17 +176,17 @@ class Collector:
     def reproduce_with_conformance(self) -> str:
         config = self.config
         args = ["conformance", "run", "--backend", self.backend]
-        if self.backend == "live" and (config.getoption("--kubeconfig", default=None) or self.operator == "external"):
+        if self.backend == "live" and (config.getoption("--conformance-kubeconfig", default=None) or self.operator == "external"):
             args += ["--kubeconfig", KUBECONFIG_PLACEHOLDER]  # the user's cluster, not this run's temporary one
-        for profile in config.getoption("--profile"):
+        for profile in config.getoption("--conformance-profile"):
             args += ["--profile", profile]
-        for level in config.getoption("--level"):
+        for level in config.getoption("--conformance-level"):
             args += ["--level", level]
         if config.getoption("keyword"):
             args += ["-k", config.getoption("keyword")]
         for option in ("--cases-dir", "--snapshots-dir"):
-            if config.getoption(option):
-                args += [option, config.getoption(option)]
+            if config.getoption(f"--conformance-{option[2:]}"):
+                args += [option, config.getoption(f"--conformance-{option[2:]}")]
         if self.snapshot_update():
             args.append("--snapshot-update")
         args += ["--report-dir", config.getoption("--report-dir"), "--operator", self.operator]

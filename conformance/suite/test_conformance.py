@@ -8,7 +8,7 @@ import pytest
 
 from conformance.cases import BrokenCase
 from conformance.execute import run_case
-from conformance.golden import YamlGolden
+from conformance.suite.goldens import YamlGolden
 
 
 def test_case(conformance_case, conformance_profile, conformance_backend, snapshot):
