@@ -121,6 +121,17 @@ def time_tables(profiles: list[str], workers: int | None) -> int:
         per_case.sort()
         print(f"  per case (its own steps, cases overlap): median {statistics.median(per_case):.2f} s, "
               f"p95 {per_case[int(0.95 * (len(per_case) - 1))]:.2f} s, max {per_case[-1]:.2f} s")
+        steps: dict[str, list[float]] = {}
+        for _, timings in live.TIMINGS:
+            for step, seconds in timings.items():
+                steps.setdefault(step.split(" ", 1)[0], []).append(seconds)  # "settle 2.1" -> settle
+        from conformance.live import session
+        total_cpu = sum(session.LAST_CPU.values())
+        print(f"  CPU seconds: {total_cpu:.0f} in all ({total_cpu / wall:.2f} cores on average): " + ", ".join(
+            f"{name} {seconds:.0f}" for name, seconds in sorted(session.LAST_CPU.items(), key=lambda kv: -kv[1])))
+        print("  where a case's time goes (step: cases, median, sum of seconds):")
+        for step, values in sorted(steps.items(), key=lambda kv: -sum(kv[1])):
+            print(f"    {step:<12} {len(values):>5}  {statistics.median(values):6.2f} s  {sum(values):8.1f} s")
     return 0
 
 

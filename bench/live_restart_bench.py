@@ -27,16 +27,8 @@ PODS = 1024
 
 
 def component_cpu(plane) -> dict[str, float]:
-    """CPU seconds (user + system) each control-plane process has used so far."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    out = {}
-    for name, component in (plane.components.items() if plane else []):
-        pid = component.popen.pid if component.popen is not None else component.pid
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            out[name] = (int(fields[11]) + int(fields[12])) / ticks
-        except (OSError, IndexError, TypeError):
-            pass
+    """CPU seconds (user + system) each control-plane process has used so far, and this process."""
+    out = plane.cpu_seconds() if plane else {}
     out["this process (harness + operator)"] = sum(os.times()[:2])
     return out
 

@@ -69,7 +69,7 @@ import yaml
 
 from . import certs
 from .binaries import COMPONENTS, KUBERNETES_VERSION, bin_dir as default_bin_dir, find_binaries
-from .process import is_running, log_tail, spawn, stop_groups
+from .process import cpu_seconds, is_running, log_tail, spawn, stop_groups
 
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"  # certs.SERVING_IPS holds its first address
 POD_CIDR = "10.244.0.1/16"  # kwok's pod IPs; apart from the service range
@@ -88,6 +88,19 @@ CLIENT_RATE = ["--kube-api-qps=500", "--kube-api-burst=1000"]
 #: kube-controller-manager syncs 5 Jobs at a time by default; a JobSet group restart recreates
 #: all of its Jobs at once (16 in the 1,024-pod row), so more of them may sync side by side.
 KCM_JOB_SYNCS = ["--concurrent-job-syncs=16"]
+#: The Job controller's waits, shortened on this throw-away plane only (the wrapper's
+#: kube-controller-manager reads them, tools/kube/cmd/kube-controller-manager/main.go; unset, as on
+#: any real cluster, upstream's stay). Upstream batches a Job's pod updates for 1 s and waits 10 s
+#: x 2^(n-1) (at most 10 min) before replacing the n-th failed pod, so a row with six failures took
+#: 10.5 min and every Job status lagged a second. A tenth / a hundredth of those (the same 60:1
+#: ratio of the longest to the first back-off) changes how long the controller waits, never what
+#: it decides.
+JOB_SYNC_BATCH_SECONDS = 0.1  # a fault step's quiet window is sized on it (live/session.py)
+JOB_CONTROLLER_TIMING = {
+    "TC_JOB_SYNC_BATCH_PERIOD": f"{JOB_SYNC_BATCH_SECONDS * 1000:.0f}ms",
+    "TC_JOB_POD_FAILURE_BACKOFF": "100ms",
+    "TC_JOB_MAX_POD_FAILURE_BACKOFF": "6s",
+}
 #: Not a built binary: the Volcano scheduler's stand-in (gang-less binder, see volcano_binder.py).
 VOLCANO_BINDER = "volcano-binder"
 CLUSTER_NAME = "training-conformance"
@@ -143,6 +156,8 @@ class Component:
     health_url: str
     pid: int | None = None
     popen: object | None = field(default=None, repr=False)
+    #: Environment added to ours when it starts.
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def executable(self) -> str:
@@ -390,6 +405,11 @@ class LocalControlPlane:
         plane._up = True
         return plane
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds each running component has used so far (benchmarks: where a run's time goes)."""
+        used = {name: cpu_seconds(c.pid) for name, c in self.components.items() if c.running()}
+        return {name: value for name, value in used.items() if value is not None}
+
     def status(self) -> dict[str, dict]:
         """Per component: pid, whether that PID still runs the binary, whether it is healthy."""
         ctx = self._ssl_context() if self.state_dir and (self._dir / "pki").exists() else None
@@ -476,8 +496,10 @@ class LocalControlPlane:
             VOLCANO_BINDER: f"http://127.0.0.1:{binder_port}/readyz",
         }
         executables = {**{name: str(binaries[name]) for name in COMPONENTS}, VOLCANO_BINDER: sys.executable}
+        env = {"kube-controller-manager": JOB_CONTROLLER_TIMING}
         self.components = {
-            name: Component(name, [executables[name], *argv[name]], logs / f"{name}.log", health[name])
+            name: Component(name, [executables[name], *argv[name]], logs / f"{name}.log", health[name],
+                            env=dict(env.get(name, {})))
             for name in (*COMPONENTS, VOLCANO_BINDER)
         }
 
@@ -507,7 +529,7 @@ class LocalControlPlane:
 
     def _start(self, name: str) -> None:
         component = self.components[name]
-        popen = spawn(component.argv, component.log, die_with_parent=not self.detach)
+        popen = spawn(component.argv, component.log, die_with_parent=not self.detach, env=component.env)
         component.popen, component.pid = popen, popen.pid
 
     def _start_and_wait(self, names: list[str]) -> None:

@@ -27,8 +27,9 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         pass
 
 
-def spawn(argv: list[str], log_path: Path, *, die_with_parent: bool) -> subprocess.Popen:
-    """Start ``argv`` in a new session, stdout and stderr appended to ``log_path``."""
+def spawn(argv: list[str], log_path: Path, *, die_with_parent: bool, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start ``argv`` in a new session, stdout and stderr appended to ``log_path``; ``env`` is
+    added to this process's environment."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         return subprocess.Popen(
@@ -39,6 +40,7 @@ def spawn(argv: list[str], log_path: Path, *, die_with_parent: bool) -> subproce
             start_new_session=True,
             preexec_fn=_die_with_parent if die_with_parent else None,
             close_fds=True,
+            env={**os.environ, **env} if env else None,
         )
 
 
@@ -58,6 +60,17 @@ def is_running(pid: int, executable: str | None = None) -> bool:
     except OSError:
         return False
     return argv0 == executable
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used so far; None if it is gone."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def group_members(pgid: int) -> list[int]:

@@ -69,7 +69,7 @@ class ScenarioRun(CaseRun):
             self._timed(f"apply {label}", self._apply, outcome)
             self._timed(f"settle {label}", self._settle, outcome)
         elif step.fault is not None:
-            self.quiet = max(self.session.settings.quiet, self.session.settings.fault_quiet)
+            self.quiet = max(self.session.settings.quiet, self.session.fault_quiet)
             for attempt in range(step.repeat):
                 fault = step.fault
                 try:

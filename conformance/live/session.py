@@ -53,7 +53,9 @@ class Settings:
         #: The quiet window after a scenario fault: kube-controller-manager's Job controller batches
         #: pod updates for 1 s before it syncs (an in-place restart past backoffLimit changes
         #: nothing else it could be waited on by), so a fault step waits for more than that.
-        self.fault_quiet = _env_float("TC_LIVE_FAULT_QUIET", 1.5)
+        #: A local control plane's Job controller batches for 0.1 s only (cluster/local.py), so the
+        #: window is shorter there (LiveSession.fault_quiet).
+        self.fault_quiet = _env_float("TC_LIVE_FAULT_QUIET", 0) or None
         self.start_timeout = _env_float("TC_LIVE_START_TIMEOUT", 90.0)
         #: How long Pods for another scheduler (volcano) may stay unbound before the case is skipped.
         self.scheduler_grace = _env_float("TC_LIVE_SCHEDULER_GRACE", 2.0)
@@ -96,6 +98,8 @@ class OperatorProcess:
         return self.proc.poll() is None
 
     def stop(self, timeout: float = 15.0) -> None:
+        from ..cluster.process import cpu_seconds
+        self.cpu = cpu_seconds(self.proc.pid) or 0.0
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.close()  # --exit-with-stdin: it unregisters its webhooks and exits
@@ -124,6 +128,9 @@ class LiveSession:
         self.shared = SharedInputs()
         self.informers: list[Informer] = []
         self.timings: dict[str, float] = {}
+        #: CPU seconds per component, filled in by close() (benchmarks: where a run's time goes).
+        self.cpu: dict[str, float] = {}
+        self._cpu_start = sum(os.times()[:2])
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ set-up
@@ -146,11 +153,15 @@ class LiveSession:
         self.api = Api.from_kubeconfig(kubeconfig)
         self.timings["cluster"] = time.monotonic() - started
 
-    def _switch(self, profile: str) -> None:
-        started = time.monotonic()
+    def _stop_operator(self) -> None:
         if self.operator is not None:
             self.operator.stop()
+            self.cpu["reference operator"] = self.cpu.get("reference operator", 0.0) + self.operator.cpu
             self.operator = None
+
+    def _switch(self, profile: str) -> None:
+        started = time.monotonic()
+        self._stop_operator()
         self._stop_informers()
         if self.settings.operator == "reference":
             self.operator = OperatorProcess(self.kubeconfig, profile, self.log_dir, self.settings.start_timeout)
@@ -181,16 +192,27 @@ class LiveSession:
     def close(self) -> None:
         with self._lock:
             self._stop_informers()
-            if self.operator is not None:
-                self.operator.stop()
-                self.operator = None
+            self._stop_operator()
             if self.api is not None:
                 self.api.close()
                 self.api = None
+            self.cpu["harness"] = sum(os.times()[:2]) - self._cpu_start
             if self.plane is not None:
+                self.cpu.update(self.plane.cpu_seconds())
                 self.plane.down()
                 self.plane = None
             self.profile = None
+
+    @property
+    def fault_quiet(self) -> float:
+        """The quiet window that ends a fault step's settle: more than the Job controller's batch
+        period (1 s upstream, 0.1 s on the local plane), or TC_LIVE_FAULT_QUIET."""
+        if self.settings.fault_quiet is not None:
+            return self.settings.fault_quiet
+        if self.plane is not None:
+            from ..cluster.local import JOB_SYNC_BATCH_SECONDS
+            return max(self.settings.quiet, 5 * JOB_SYNC_BATCH_SECONDS)
+        return 1.5
 
     def kubernetes_version(self) -> str:
         if self.api is None:
@@ -217,8 +239,14 @@ def configure(kubeconfig: str | None = None) -> None:
         _SESSION.settings = Settings()
 
 
+#: The CPU use of the last session closed in this process (benchmarks read it).
+LAST_CPU: dict[str, float] = {}
+
+
 def close() -> None:
     global _SESSION
     if _SESSION is not None:
         _SESSION.close()
+        LAST_CPU.clear()
+        LAST_CPU.update(_SESSION.cpu)
         _SESSION = None
