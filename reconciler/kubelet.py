@@ -1,6 +1,7 @@
 """A stand-in for the kubelet (kwok's fast pod stages in the live backend).
 
-* A new pod becomes Running and Ready, every container running with ``restartCount: 0``.
+* A new pod (stored by the apiserver with phase Pending and nothing else) becomes Running and Ready,
+  every container running with ``restartCount: 0``.
 * A pod being deleted stops: phase ``Failed`` (unless it already finished), Ready ``False``. Its
   containers record no exit code - there is no process (kwok has none either) - so only
   ``onPodConditions`` rules of a pod failure policy can match such a pod.
@@ -20,7 +21,7 @@ class FakeKubelet:
 
     def reconcile(self, cluster, pod: dict) -> None:
         status = pod.get("status") or {}
-        if not status.get("phase"):
+        if status.get("phase", "Pending") == "Pending" and "containerStatuses" not in status:
             now = cluster.now()
             containers = (pod.get("spec") or {}).get("containers", [])
             pod["status"] = {
