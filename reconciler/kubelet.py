@@ -33,7 +33,7 @@ class FakeKubelet:
             cluster.update(pod)
         elif pod["metadata"].get("deletionTimestamp") and status["phase"] not in TERMINAL:
             status["phase"] = "Failed"
-            _set_ready(cluster, pod, False)
+            set_ready(cluster, pod, False)
             cluster.update(pod)
 
 
@@ -67,11 +67,11 @@ def container_exit(cluster, pod: dict, exit_code: int, container: str | None = N
     if states and all("terminated" in s for s in states):
         failed = any(s["terminated"].get("exitCode") for s in states)
         status["phase"] = "Failed" if failed else "Succeeded"
-        _set_ready(cluster, pod, False)
+        set_ready(cluster, pod, False)
     cluster.update(pod)
 
 
-def _set_ready(cluster, pod: dict, ready: bool) -> None:
+def set_ready(cluster, pod: dict, ready: bool) -> None:
     conditions = pod.setdefault("status", {}).setdefault("conditions", [])
     value = "True" if ready else "False"
     cond = meta.find_by(conditions, "type", "Ready")
