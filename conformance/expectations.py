@@ -20,6 +20,10 @@ def check(expect: dict, outcome: Outcome) -> list[str]:
         failures += _check_absent(want, outcome.objects)
     for want in expect.get("counts") or []:
         failures += _check_count(want, outcome.objects)
+    for want in expect.get("reconcileErrors") or []:
+        if want not in outcome.reconcile_errors:
+            failures.append(f"expected the reconcile error {want!r}; reported: "
+                            + ("; ".join(repr(e) for e in outcome.reconcile_errors) or "none"))
     return failures
 
 
