@@ -346,6 +346,8 @@ def _replica_status(counts: dict) -> dict:
 
 
 def _write_status(cluster, stored: dict, status: dict) -> None:
+    if "replicaStatuses" in status:  # a Go map: written with its keys sorted
+        status["replicaStatuses"] = dict(sorted(status["replicaStatuses"].items()))
     if status != (stored.get("status") or {}):
         updated = meta.clone(stored)
         updated["status"] = status
