@@ -169,3 +169,6 @@ def test_reconcile_errors_expectation_needs_each_listed_error_verbatim():
     [failure] = expectations.check({"reconcileErrors": ["MPIJob default/pi: Found validation errors"]}, outcome)
     assert failure.startswith("expected the reconcile error 'MPIJob default/pi: Found validation errors'; reported: ")
     assert expectations.check({"reconcileErrors": ["z"]}, Outcome(objects=[]))[0].endswith("reported: none")
+    assert expectations.check({"reconcileErrors": []}, Outcome(objects=[])) == []
+    assert expectations.check({"reconcileErrors": []}, outcome) == [
+        "expected no reconcile error; reported: 'MPIJob default/pi: Found validation errors: x'; 'MPIJob default/pi: y'"]
