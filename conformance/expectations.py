@@ -20,7 +20,18 @@ def check(expect: dict, outcome: Outcome) -> list[str]:
         failures += _check_absent(want, outcome.objects)
     for want in expect.get("counts") or []:
         failures += _check_count(want, outcome.objects)
+    failures += _check_reconcile_errors(expect.get("reconcileErrors"), outcome.reconcile_errors)
     return failures
+
+
+def _check_reconcile_errors(wanted: list[str] | None, reported: list[str]) -> list[str]:
+    """Each wanted error verbatim among those reported; ``[]`` asks that none was reported."""
+    if wanted is None:
+        return []
+    shown = "; ".join(repr(e) for e in reported) or "none"
+    if not wanted:
+        return [f"expected no reconcile error; reported: {shown}"] if reported else []
+    return [f"expected the reconcile error {want!r}; reported: {shown}" for want in wanted if want not in reported]
 
 
 # ------------------------------------------------------------------ never (scenario steps)

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from reconciler import meta
 
 _DROP_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink")
-_KIND_ORDER = ["Namespace", "ClusterTrainingRuntime", "TrainingRuntime", "TrainJob", "JobSet", "ConfigMap",
+_KIND_ORDER = ["Namespace", "ClusterTrainingRuntime", "TrainingRuntime", "TrainJob", "MPIJob", "JobSet", "ConfigMap",
                "Secret", "Service", "Job", "Pod"]
 SSH_PRIVATE = "<ECDSA P-521 private key, PEM 'EC PRIVATE KEY'>"
 SSH_PUBLIC = "<ecdsa-sha2-nistp521 authorized_keys line of ssh-privatekey>"

@@ -16,7 +16,8 @@ Failure handling (shared/reference/volcano-jobset-restart.md §2.3, kubernetes
   the in-place container restarts of running pods reaching ``backoffLimit`` (``> 0`` when it is 0)
   - gives reason ``BackoffLimitExceeded``, "Job has reached the specified backoff limit";
 * a failing Job deletes its active pods; a Job whose completions are all reached gets
-  ``SuccessCriteriaMet`` then ``Complete`` (reason ``CompletionsReached``);
+  ``SuccessCriteriaMet`` then ``Complete`` (reason ``CompletionsReached``) and ``completionTime``
+  (the Complete condition's time; a failed Job has none);
 * otherwise missing indexes get a pod; a terminating pod keeps its index only with
   ``podReplacementPolicy: Failed`` (the default when a pod failure policy is set);
 * a Job being deleted is synced all the same (counts, conditions, ``active``/``ready``), creates no
@@ -88,6 +89,8 @@ class JobController:
                 conditions.append(_condition(cluster, interim, reason, message))
             if not terminating:
                 conditions.append(_condition(cluster, final, reason, message))
+                if final == "Complete":  # only a successful Job gets a completionTime
+                    status["completionTime"] = conditions[-1]["lastTransitionTime"]
             active = []
         elif not job["spec"].get("suspend") and not deleting:
             active += self._create_pods(cluster, job, pods, status, active, terminating)

@@ -1,7 +1,8 @@
 """Built-in Kubernetes kinds the reconciler creates, and the few apiserver defaults they get.
 
 Only defaults that carry meaning for training workloads are applied (Job ``backoffLimit`` 6, the
-generated Job selector and its pod labels, Secret ``type``, a pod failure policy's ``onPodConditions[].status``), plus the one Job validation
+generated Job selector and its pod labels, Secret ``type``, a pod failure policy's ``onPodConditions[].status``,
+a new Pod's ``status.phase: Pending``), plus the one Job validation
 group restart depends on. The long tail of Pod/container
 defaults (``dnsPolicy``, ``terminationMessagePath`` …) is left out here and dropped from live
 objects by the normalizer, so goldens show what an operator wrote, not kube-apiserver's defaults.
@@ -35,6 +36,9 @@ def default(obj: dict) -> dict:
             port.setdefault("targetPort", port.get("port"))
     elif kind == "Job":
         _default_job(obj)
+    elif kind == "Pod":
+        # The pod strategy's PrepareForCreate: a new Pod's status is phase Pending, whatever was sent.
+        obj["status"] = {"phase": "Pending"}
     return obj
 
 

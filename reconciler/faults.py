@@ -5,7 +5,8 @@ A fault names its pods by Job and completion index, never by generated pod name:
 * ``job: <name>``, or ``replicatedJob: <name>`` (+ ``jobIndex``, + ``jobset``) via the JobSet
   labels; neither = every Job;
 * or the pods of a workload that creates pods itself, by its labels (:data:`POD_SELECTORS`):
-  ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job;
+  ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job, ``mpiJob: <name>`` for an MPIJob's worker
+  pods (its launcher pod is a Job's: ``job: <name>-launcher``);
 * ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``) or ``pod: all``.
 
 Pod-ending faults pick live pods (not finished, not being deleted); ``releaseTermination`` picks
@@ -18,6 +19,9 @@ pods that carry the hold finalizer. A fault that selects nothing is an error of 
 ``podEvicted``         Eviction API: condition DisruptionTarget (EvictionByEvictionAPI), graceful delete
 ``nodeLost``           the pod's node is gone: PodGC marks it Failed with DisruptionTarget
                        (DeletionByPodGC) and force-deletes it
+``nodePressureEvicted`` the kubelet's node-pressure eviction: phase Failed, ``status.reason:
+                       Evicted`` and the kubelet's message, DisruptionTarget
+                       (TerminationByKubelet), containers killed (137); the Pod object stays
 ``podDeleted``         a plain graceful delete (``kubectl delete pod``), no DisruptionTarget
 ``holdTermination``    add finalizer ``training-conformance.dev/hold``: deletion waits (a slow node)
 ``releaseTermination`` remove that finalizer (upstream's integration tests "remove finalizers")
@@ -36,28 +40,38 @@ COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 # DisruptionTarget conditions, verbatim from kube-apiserver (eviction) and PodGC.
 EVICTION = ("EvictionByEvictionAPI", "Eviction API: evicting")
 POD_GC = ("DeletionByPodGC", "PodGC: node no longer exists")
+#: The kubelet's eviction manager (pkg/kubelet/eviction): pod status reason, its message
+#: (nodeLowMessageFmt + thresholdMetMessageFmt, for memory), and the DisruptionTarget reason.
+NODE_PRESSURE = ("Evicted", "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. ",
+                 "TerminationByKubelet")
 
 
 @dataclass(frozen=True)
 class PodSelector:
     """How a fault names the pods of one workload kind that creates its pods itself (not via Jobs):
     ``<keyword>: <workload name>`` matched against ``name_label``, each optional fault key in
-    ``filters`` against its label, and ``pod: <n>`` against ``index_key`` (a label, else an annotation)."""
+    ``filters`` against its label, ``pod: <n>`` against ``index_key`` (a label, else an annotation),
+    and the labels in ``fixed`` (which pods of the workload a fault may select) as they are."""
 
     keyword: str
     name_label: str
     index_key: str
     filters: dict[str, str] = field(default_factory=dict)
+    fixed: dict[str, str] = field(default_factory=dict)
 
     def selects(self, pod: dict, fault: dict) -> bool:
         labels = pod["metadata"].get("labels") or {}
         return labels.get(self.name_label) == fault[self.keyword] and all(
-            labels.get(label) == str(fault[key]) for key, label in self.filters.items() if key in fault)
+            labels.get(label) == str(fault[key]) for key, label in self.filters.items() if key in fault) and all(
+            labels.get(label) == value for label, value in self.fixed.items())
 
 
 #: One entry per workload kind; the case schema lists the same keys for scenario steps.
 POD_SELECTORS = (
     PodSelector("volcanoJob", "volcano.sh/job-name", "volcano.sh/task-index", {"task": "volcano.sh/task-spec"}),
+    # MPI Operator v0.6.0 worker pods (reconciler/mpijob): index = replica-index.
+    PodSelector("mpiJob", "training.kubeflow.org/job-name", "training.kubeflow.org/replica-index",
+                fixed={"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-role": "worker"}),
 )
 
 
@@ -155,6 +169,20 @@ def _node_lost(cluster, pod: dict, fault: dict) -> None:
     cluster.delete(pod, grace=False)
 
 
+def _node_pressure_evicted(cluster, pod: dict, fault: dict) -> None:
+    reason, message, disruption = NODE_PRESSURE
+    _disruption(cluster, pod, disruption, message)
+    status = pod["status"]
+    status.update({"phase": "Failed", "reason": reason, "message": message})
+    for cs in status.get("containerStatuses", []):
+        if "terminated" not in (cs.get("state") or {}):
+            cs.update({"ready": False, "started": False,
+                       "state": {"terminated": {"exitCode": 137, "reason": "Error", "startedAt": cluster.now(),
+                                                "finishedAt": cluster.now()}}})
+    kubelet.set_ready(cluster, pod, False)
+    cluster.update(pod)
+
+
 def _pod_deleted(cluster, pod: dict, fault: dict) -> None:
     cluster.delete(pod)
 
@@ -176,5 +204,6 @@ def _release(cluster, pod: dict, fault: dict) -> None:
 _HANDLERS = {
     "podExit": _pod_exit, "podSucceed": _pod_succeed, "podEvicted": _pod_evicted, "nodeLost": _node_lost,
     "podDeleted": _pod_deleted, "holdTermination": _hold, "releaseTermination": _release,
+    "nodePressureEvicted": _node_pressure_evicted,
 }
 FAULTS = tuple(_HANDLERS)

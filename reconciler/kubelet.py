@@ -1,6 +1,7 @@
 """A stand-in for the kubelet (kwok's fast pod stages in the live backend).
 
-* A new pod becomes Running and Ready, every container running with ``restartCount: 0``.
+* A new pod (stored by the apiserver with phase Pending and nothing else) becomes Running and Ready,
+  every container running with ``restartCount: 0``.
 * A pod being deleted stops: phase ``Failed`` (unless it already finished), Ready ``False``. Its
   containers record no exit code - there is no process (kwok has none either) - so only
   ``onPodConditions`` rules of a pod failure policy can match such a pod.
@@ -20,7 +21,7 @@ class FakeKubelet:
 
     def reconcile(self, cluster, pod: dict) -> None:
         status = pod.get("status") or {}
-        if not status.get("phase"):
+        if status.get("phase", "Pending") == "Pending" and "containerStatuses" not in status:
             now = cluster.now()
             containers = (pod.get("spec") or {}).get("containers", [])
             pod["status"] = {
@@ -32,7 +33,7 @@ class FakeKubelet:
             cluster.update(pod)
         elif pod["metadata"].get("deletionTimestamp") and status["phase"] not in TERMINAL:
             status["phase"] = "Failed"
-            _set_ready(cluster, pod, False)
+            set_ready(cluster, pod, False)
             cluster.update(pod)
 
 
@@ -66,11 +67,11 @@ def container_exit(cluster, pod: dict, exit_code: int, container: str | None = N
     if states and all("terminated" in s for s in states):
         failed = any(s["terminated"].get("exitCode") for s in states)
         status["phase"] = "Failed" if failed else "Succeeded"
-        _set_ready(cluster, pod, False)
+        set_ready(cluster, pod, False)
     cluster.update(pod)
 
 
-def _set_ready(cluster, pod: dict, ready: bool) -> None:
+def set_ready(cluster, pod: dict, ready: bool) -> None:
     conditions = pod.setdefault("status", {}).setdefault("conditions", [])
     value = "True" if ready else "False"
     cond = meta.find_by(conditions, "type", "Ready")

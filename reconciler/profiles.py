@@ -130,6 +130,11 @@ VOLCANO_V1_12 = Profile(name="volcano-v1.12", suite="volcano", version=(1, 12), 
                         pytorch_world_size_master_worker_only=True)
 PROFILES.update({p.name: p for p in (VOLCANO_V1_11, VOLCANO_V1_12)})
 
+# MPIJob (kubeflow.org/v2beta1) of the MPI Operator v0.6.0 (suite ``mpijob``): controller-side validation,
+# launcher Job + worker Pods (shared/reference/kubeflow-v1-mpi-operator.md part B). No switches yet.
+MPI_OPERATOR_V0_6 = Profile(name="mpi-operator-v0.6", suite="mpijob", version=(0, 6), crd_dirs=("mpi-operator-v0.6",))
+PROFILES[MPI_OPERATOR_V0_6.name] = MPI_OPERATOR_V0_6
+
 
 def get(name: str | None) -> Profile:
     if name is None:

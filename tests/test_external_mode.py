@@ -289,6 +289,22 @@ def test_trainer_resources_creation_failed_loses_its_prefix_and_pointer():
         "TrainJob default/test-job: MPI implementation for <pointer> doesn't supported"]
 
 
+def test_mpi_operator_warning_events_are_reconcile_errors_as_render_words_them():
+    from conformance.live import events
+
+    # kubeflow/mpi-operator v0.6.0 syncHandler / getOrCreate* / newLauncherPodTemplate wording (reconciler/mpijob).
+    validation = "Found validation errors: spec.slotsPerWorker: Invalid value: -1: must be greater than or equal to 0"
+    exists = 'Resource "test-job-config" of Kind "" already exists and is not managed by MPIJob'
+    created = 'worker pod created failed: Pod "test-job-worker-0" is invalid: x'
+    found = events.reconcile_errors([
+        _event("ValidationError", "MPIJob", validation, rv="1"), _event("ErrResourceExists", "MPIJob", exists, rv="2"),
+        _event("MPIJobFailed", "MPIJob", created, rv="3"),
+        _event("MPIJobFailed", "MPIJob", "MPIJob default/test-job has failed", rv="4"),  # a condition's restatement
+        _event("BackoffLimitExceeded/", "MPIJob", "Job has reached the specified backoff limit: ", rv="5"),
+    ], external=True)
+    assert found == [f"MPIJob default/test-job: {m}" for m in (validation, exists, created)]
+
+
 @pytest.mark.parametrize("event", [
     _event("JobCreationFailed", "JobSet", "x", type_="Normal"),
     _event("JobCreationFailed", "TrainJob", "x"),  # the reason belongs to JobSet's controller

@@ -159,3 +159,16 @@ def test_live_timeout_is_read_per_step_and_kept_out_of_the_fault():
     assert timeouts == [None, 400, None]
     assert "liveTimeout" not in case.steps[1].fault
     assert "liveTimeout" not in case.steps[1].name
+
+
+def test_reconcile_errors_expectation_needs_each_listed_error_verbatim():
+    from conformance.outcome import Outcome
+
+    outcome = Outcome(objects=[], reconcile_errors=["MPIJob default/pi: Found validation errors: x", "MPIJob default/pi: y"])
+    assert expectations.check({"reconcileErrors": ["MPIJob default/pi: y"]}, outcome) == []
+    [failure] = expectations.check({"reconcileErrors": ["MPIJob default/pi: Found validation errors"]}, outcome)
+    assert failure.startswith("expected the reconcile error 'MPIJob default/pi: Found validation errors'; reported: ")
+    assert expectations.check({"reconcileErrors": ["z"]}, Outcome(objects=[]))[0].endswith("reported: none")
+    assert expectations.check({"reconcileErrors": []}, Outcome(objects=[])) == []
+    assert expectations.check({"reconcileErrors": []}, outcome) == [
+        "expected no reconcile error; reported: 'MPIJob default/pi: Found validation errors: x'; 'MPIJob default/pi: y'"]

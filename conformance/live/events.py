@@ -19,6 +19,14 @@ reason                              on            message
 ``TrainJobResourcesCreationFailed`` TrainJob      kubeflow/trainer: ``TrainJob resources
                                                   reconciliation failed: <err>`` (``<err>`` cut at
                                                   950 characters and `` ...`` appended)
+``ValidationError``,                MPIJob        kubeflow/mpi-operator v0.6.0: ``Found validation
+``ErrResourceExists``,                            errors: <aggregate>``, ``Resource "<name>" of Kind
+``SetPodTemplateRestartPolicy``                   "" already exists and is not managed by MPIJob``,
+                                                  ``Restart policy in pod template overridden by
+                                                  restart policy in replica spec`` - as render's
+``MPIJobFailed``                    MPIJob        only ``worker pod created failed: <err>`` and
+                                                  ``launcher pod created failed: <err>`` (the reason
+                                                  also names a failed launcher, a condition)
 ==================================  ============  =================================================
 
 A line whose error is a stale cache the controller retries at once is left out: the apiserver's
@@ -70,9 +78,17 @@ def _trainer(message: str) -> list[str]:
     return [_GO_POINTER.sub("<pointer>", line) for line in _joined(message.removeprefix(_TRAINER_PREFIX))]
 
 
+def _created_failed(message: str) -> list[str]:
+    return [message] if message.startswith(("worker pod created failed: ", "launcher pod created failed: ")) else []
+
+
 UPSTREAM_REASONS = {
     ("JobCreationFailed", "JobSet"): _jobs,
     ("TrainJobResourcesCreationFailed", "TrainJob"): _trainer,
+    ("ValidationError", "MPIJob"): lambda message: [message],
+    ("ErrResourceExists", "MPIJob"): lambda message: [message],
+    ("SetPodTemplateRestartPolicy", "MPIJob"): lambda message: [message],
+    ("MPIJobFailed", "MPIJob"): _created_failed,
 }
 
 

@@ -13,6 +13,9 @@ a listing of the case's namespace - and each fault is done the way the real thin
                        DisruptionTarget EvictionByEvictionAPI and deletes gracefully; kwok stops it
 ``nodeLost``           what PodGC does for a pod whose node is gone: status gets DisruptionTarget
                        (DeletionByPodGC) and phase Failed, then a force delete (grace 0)
+``nodePressureEvicted`` what the kubelet's eviction manager writes: status phase Failed, reason
+                       Evicted and its message, DisruptionTarget (TerminationByKubelet), Ready
+                       False, containers terminated with 137 (status patch); no delete
 ``podDeleted``         a plain graceful DELETE
 ``holdTermination``    finalizer ``training-conformance.dev/hold`` added (JSON patch)
 ``releaseTermination`` that finalizer removed (JSON patch, tested against the list it edits)
@@ -110,6 +113,22 @@ def _node_lost(api, resource, pod, fault) -> None:
     api.delete(resource, pod["metadata"]["namespace"], pod["metadata"]["name"], grace_seconds=0)
 
 
+def _node_pressure_evicted(api, resource, pod, fault) -> None:
+    reason, message, disruption = model.NODE_PRESSURE
+    statuses = []
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        cs = dict(cs)
+        if "terminated" not in (cs.get("state") or {}):
+            cs.update({"ready": False, "started": False,
+                       "state": {"terminated": {"exitCode": 137, "reason": "Error"}}})
+        statuses.append(cs)
+    # Strategic merge: conditions merge by type; containerStatuses are replaced as a whole.
+    status = {"status": {"phase": "Failed", "reason": reason, "message": message, "containerStatuses": statuses,
+                         "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": disruption,
+                                         "message": message}, {"type": "Ready", "status": "False"}]}}
+    _patch(api, resource, pod, status, "application/strategic-merge-patch+json", subresource="status")
+
+
 def _pod_deleted(api, resource, pod, fault) -> None:
     api.delete(resource, pod["metadata"]["namespace"], pod["metadata"]["name"])
 
@@ -162,4 +181,5 @@ def _json_patch_retrying(api, resource, pod, ops_for, attempts: int = 5) -> None
 _HANDLERS = {
     "podExit": _pod_exit, "podSucceed": _pod_succeed, "podEvicted": _pod_evicted, "nodeLost": _node_lost,
     "podDeleted": _pod_deleted, "holdTermination": _hold, "releaseTermination": _release,
+    "nodePressureEvicted": _node_pressure_evicted,
 }
