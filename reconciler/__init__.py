@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import batch, jobset, meta, profiles, trainer, volcano
+from . import batch, jobset, meta, profiles, pytorchjob, trainer, volcano
 from .cluster import AlreadyExists, Cluster, UnknownKind
 from .errors import FieldError, Rejection
 from .kubelet import FakeKubelet
@@ -41,6 +41,7 @@ def new_cluster(profile: str | Profile | None = None) -> Cluster:
     trainer.install(cluster)
     jobset.install(cluster)
     volcano.install(cluster)
+    pytorchjob.install(cluster)
     cluster.controllers += [batch.JobController(), FakeKubelet()]
     return cluster
 
