@@ -5,7 +5,8 @@ A fault names its pods by Job and completion index, never by generated pod name:
 * ``job: <name>``, or ``replicatedJob: <name>`` (+ ``jobIndex``, + ``jobset``) via the JobSet
   labels; neither = every Job;
 * or the pods of a workload that creates pods itself, by its labels (:data:`POD_SELECTORS`):
-  ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job;
+  ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job, ``pytorchJob: <name>`` (+ ``replicaType``,
+  the lowercase label value ``master`` / ``worker``) for a PyTorchJob;
 * ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``) or ``pod: all``.
 
 Pod-ending faults pick live pods (not finished, not being deleted); ``releaseTermination`` picks
@@ -58,6 +59,8 @@ class PodSelector:
 #: One entry per workload kind; the case schema lists the same keys for scenario steps.
 POD_SELECTORS = (
     PodSelector("volcanoJob", "volcano.sh/job-name", "volcano.sh/task-index", {"task": "volcano.sh/task-spec"}),
+    PodSelector("pytorchJob", "training.kubeflow.org/job-name", "training.kubeflow.org/replica-index",
+                {"replicaType": "training.kubeflow.org/replica-type"}),
 )
 
 
