@@ -134,6 +134,11 @@ def slices(items: list[dict], replicas: int) -> list[list[dict]]:
     return out
 
 
+def _list(value) -> list:
+    """A list field of a pod template (preserved as given by this suite's CRD), [] if it is none."""
+    return value if isinstance(value, list) else []
+
+
 def _seconds(stamp: str) -> float:
     return dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc).timestamp()
 
@@ -365,10 +370,10 @@ class _Reconcile:
             labels[keys.JOB_ROLE_LABEL] = "master"
         added = env.pod_env(self.job, replica_type, index)
         for container in containers({"template": {"spec": pod_spec}}):
-            container["env"] = [*(container.get("env") or []), *meta.clone(added)]
+            container["env"] = [*_list(container.get("env")), *meta.clone(added)]
         init = env.init_containers(self.job, replica_type)
         if init:
-            pod_spec["initContainers"] = [*(pod_spec.get("initContainers") or []), *init]
+            pod_spec["initContainers"] = [*_list(pod_spec.get("initContainers")), *init]
         if pod_spec.get("restartPolicy"):
             self.warn(RESTART_POLICY_WARNING)
         pod_spec["restartPolicy"] = pod_restart_policy(spec.get("restartPolicy"))
@@ -414,7 +419,7 @@ class _Reconcile:
         if pytorch is None:
             raise env.PortNotFound("failed to find the port")
         ports: dict[str, int] = {}
-        for port in pytorch.get("ports") or []:
+        for port in _list(pytorch.get("ports")):
             if isinstance(port, dict):
                 ports[port.get("name", "")] = port.get("containerPort", 0)
         service_spec: dict = {"clusterIP": "None", "selector": dict(labels)}

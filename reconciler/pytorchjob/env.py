@@ -75,7 +75,7 @@ def port_of(spec: dict, replica_type: str) -> int:
                             "spec to read the port from (getPortFromPyTorchJob)")
     for container in containers(replica):
         if container.get("name") == keys.DEFAULT_CONTAINER:
-            for port in container.get("ports") or []:
+            for port in container.get("ports") if isinstance(container.get("ports"), list) else []:
                 if isinstance(port, dict) and port.get("name") == keys.DEFAULT_PORT_NAME:
                     return port.get("containerPort", 0)
     raise PortNotFound("port not found")
