@@ -46,7 +46,9 @@ event only; TTL requeues with ``RequeueAfter``. Only values that do not depend o
 meaningful in cases (0: at the next reconcile; hours: never within a case).
 
 Not modelled: the HPA of an elasticPolicy with ``metrics``, gang scheduling (PodGroups,
-``schedulingPolicy``), expectations (render's cache is always in sync).
+``schedulingPolicy``), expectations (render's cache is always in sync), RecordAbnormalPods' branch for
+pods without container statuses (pods here always have them), and the endless create/delete of a
+v1.8 ``replicas: 0`` phantom pod next to a Master (see ``PyTorchJobController.phantoms``).
 """
 
 from __future__ import annotations
