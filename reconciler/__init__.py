@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import batch, jobset, meta, mpijob, profiles, trainer, volcano
+from . import batch, jobset, meta, mpijob, profiles, pytorchjob, trainer, volcano
 from .cluster import AlreadyExists, Cluster, UnknownKind
 from .errors import FieldError, Rejection
 from .kubelet import FakeKubelet
@@ -45,6 +45,7 @@ def new_cluster(profile: str | Profile | None = None) -> Cluster:
     jobset.install(cluster)
     volcano.install(cluster)
     mpijob.install(cluster)
+    pytorchjob.install(cluster)
     cluster.controllers += [batch.JobController(), FakeKubelet()]
     return cluster
 

@@ -11,7 +11,7 @@ objects by the normalizer, so goldens show what an operator wrote, not kube-apis
 from __future__ import annotations
 
 from . import quantity
-from .errors import REQUIRED, FieldError, invalid
+from .errors import NOT_SUPPORTED, REQUIRED, FieldError, invalid
 
 BUILTIN = {
     ("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("v1", "Pod"), ("v1", "Namespace"),
@@ -73,8 +73,18 @@ def validate(obj: dict) -> list[FieldError]:
         pod_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
         return _validate_job(obj) + _validate_resources(pod_spec, "spec.template.spec")
     if obj.get("kind") == "Pod":
-        return _validate_resources(obj.get("spec") or {}, "spec")
+        return _validate_restart_policy(obj.get("spec") or {}) + _validate_resources(obj.get("spec") or {}, "spec")
     return []
+
+
+def _validate_restart_policy(pod_spec: dict) -> list[FieldError]:
+    """validateRestartPolicy (pkg/apis/core/validation): after defaulting ("" → Always), only Always,
+    OnFailure and Never. A controller that copies an unchecked value (PyTorchJob's replica
+    restartPolicy) gets its pod refused."""
+    policy = pod_spec.get("restartPolicy")
+    if not policy or policy in ("Always", "OnFailure", "Never"):
+        return []
+    return [FieldError(NOT_SUPPORTED, "spec.restartPolicy", 'supported values: "Always", "OnFailure", "Never"', policy)]
 
 
 def _overcommit_allowed(resource: str) -> bool:

@@ -6,7 +6,8 @@ A fault names its pods by Job and completion index, never by generated pod name:
   labels; neither = every Job;
 * or the pods of a workload that creates pods itself, by its labels (:data:`POD_SELECTORS`):
   ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job, ``mpiJob: <name>`` for an MPIJob's worker
-  pods (its launcher pod is a Job's: ``job: <name>-launcher``);
+  pods (its launcher pod is a Job's: ``job: <name>-launcher``), ``pytorchJob: <name>`` (+ ``replicaType``,
+  the lowercase label value ``master`` / ``worker``) for a PyTorchJob;
 * ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``) or ``pod: all``.
 
 Pod-ending faults pick live pods (not finished, not being deleted); ``releaseTermination`` picks
@@ -72,6 +73,9 @@ POD_SELECTORS = (
     # MPI Operator v0.6.0 worker pods (reconciler/mpijob): index = replica-index.
     PodSelector("mpiJob", "training.kubeflow.org/job-name", "training.kubeflow.org/replica-index",
                 fixed={"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-role": "worker"}),
+    PodSelector("pytorchJob", "training.kubeflow.org/job-name", "training.kubeflow.org/replica-index",
+                filters={"replicaType": "training.kubeflow.org/replica-type"},
+                fixed={"training.kubeflow.org/operator-name": "pytorchjob-controller"}),
 )
 
 

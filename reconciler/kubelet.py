@@ -1,7 +1,9 @@
 """A stand-in for the kubelet (kwok's fast pod stages in the live backend).
 
 * A new pod (stored by the apiserver with phase Pending and nothing else) becomes Running and Ready,
-  every container running with ``restartCount: 0``.
+  every container running with ``restartCount: 0``; its init containers are done (terminated, exit
+  code 0, ``Completed``), or running if they are sidecars (``restartPolicy: Always``) - as kwok's
+  ``pod-running`` stage writes them.
 * A pod being deleted stops: phase ``Failed`` (unless it already finished), Ready ``False``. Its
   containers record no exit code - there is no process (kwok has none either) - so only
   ``onPodConditions`` rules of a pod failure policy can match such a pod.
@@ -30,11 +32,22 @@ class FakeKubelet:
                 "containerStatuses": [{"name": c.get("name"), "ready": True, "restartCount": 0, "started": True,
                                        "state": {"running": {"startedAt": now}}} for c in containers],
             }
+            init = (pod.get("spec") or {}).get("initContainers") or []
+            if init:
+                pod["status"]["initContainerStatuses"] = [_init_status(c, now) for c in init]
             cluster.update(pod)
         elif pod["metadata"].get("deletionTimestamp") and status["phase"] not in TERMINAL:
             status["phase"] = "Failed"
             set_ready(cluster, pod, False)
             cluster.update(pod)
+
+
+def _init_status(container: dict, now: str) -> dict:
+    if container.get("restartPolicy") == "Always":
+        return {"name": container.get("name"), "ready": True, "restartCount": 0, "started": True,
+                "state": {"running": {"startedAt": now}}}
+    return {"name": container.get("name"), "ready": True, "restartCount": 0,
+            "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}}}
 
 
 def container_exit(cluster, pod: dict, exit_code: int, container: str | None = None) -> None:

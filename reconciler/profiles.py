@@ -74,6 +74,12 @@ class Profile:
     jobset_restart_job_gate: bool = False
     #: Volcano pytorch plugin: WORLD_SIZE sums only the --master/--worker tasks (#4281, v1.12); before, all tasks.
     pytorch_world_size_master_worker_only: bool = False
+    #: PyTorchJob runPolicy.managedBy: the CRD field, the webhook's allowed values and the controller
+    #: skipping jobs managed elsewhere (kubeflow/training-operator#2203, v1.9.0); before, the field is pruned.
+    pytorchjob_managed_by: bool = False
+    #: PyTorchJob webhook: an elasticPolicy needs a Worker spec and Worker replicas, when set, are at
+    #: least 1 (kubeflow/training-operator#2320, v1.9.0).
+    pytorchjob_worker_checks: bool = False
 
     @property
     def version_text(self) -> str:
@@ -134,6 +140,15 @@ PROFILES.update({p.name: p for p in (VOLCANO_V1_11, VOLCANO_V1_12)})
 # launcher Job + worker Pods (shared/reference/kubeflow-v1-mpi-operator.md part B). No switches yet.
 MPI_OPERATOR_V0_6 = Profile(name="mpi-operator-v0.6", suite="mpijob", version=(0, 6), crd_dirs=("mpi-operator-v0.6",))
 PROFILES[MPI_OPERATOR_V0_6.name] = MPI_OPERATOR_V0_6
+
+# Kubeflow Training Operator v1 PyTorchJob (kubeflow.org/v1), suite ``pytorchjob``: v1.8 imitates
+# v1.8.1, v1.9 imitates v1.9.2 (shared/reference/kubeflow-v1-mpi-operator.md part A).
+TRAINING_OPERATOR_V1_8 = Profile(name="training-operator-v1.8", suite="pytorchjob", version=(1, 8),
+                                 crd_dirs=("training-operator-v1.8",))
+TRAINING_OPERATOR_V1_9 = Profile(name="training-operator-v1.9", suite="pytorchjob", version=(1, 9),
+                                 crd_dirs=("training-operator-v1.9",),
+                                 pytorchjob_managed_by=True, pytorchjob_worker_checks=True)
+PROFILES.update({p.name: p for p in (TRAINING_OPERATOR_V1_8, TRAINING_OPERATOR_V1_9)})
 
 
 def get(name: str | None) -> Profile:

@@ -39,12 +39,15 @@ def test_variants_restore_the_real_code():
     import reconciler.jobset as jobset_pkg
     from reconciler.jobset import failure_policy
     from reconciler.mpijob import controller as mpijob_controller, resources as mpijob_resources
+    from reconciler.pytorchjob import controller as pytorchjob_controller
+    from reconciler.pytorchjob import env as pytorchjob_env
     from reconciler.volcano import plugins as volcano_plugins
 
     def snapshot():
         return (list(runtimes.PLUGINS), torch.resolve_nproc, torch.cpu_count, jobset_pkg.JobSetController,
                 failure_policy.execute, dict(volcano_plugins.BUILDERS), mpijob_resources.hostfile,
-                mpijob_resources.launcher_env, mpijob_controller.MPIJobController._running_workers)
+                mpijob_resources.launcher_env, mpijob_controller.MPIJobController._running_workers,
+                pytorchjob_env.nproc_per_node_int, pytorchjob_env.node_rank, pytorchjob_controller.is_retryable_exit_code)
 
     before = snapshot()
     for variant in zoo.VARIANTS:

@@ -42,8 +42,8 @@ def patched(module, name: str, replacement) -> Iterator[None]:
 
 
 def _all() -> list[Variant]:
-    from . import jobset, mpijob, trainer, volcano  # imported here: variant modules import this one
-    return [*trainer.VARIANTS, *volcano.VARIANTS, *jobset.VARIANTS, *mpijob.VARIANTS]
+    from . import jobset, mpijob, pytorchjob, trainer, volcano  # imported here: variant modules import this one
+    return [*trainer.VARIANTS, *volcano.VARIANTS, *jobset.VARIANTS, *mpijob.VARIANTS, *pytorchjob.VARIANTS]
 
 
 VARIANTS: list[Variant] = _all()
