@@ -5,8 +5,10 @@ A fault names its pods by Job and completion index, never by generated pod name:
 * ``job: <name>``, or ``replicatedJob: <name>`` (+ ``jobIndex``, + ``jobset``) via the JobSet
   labels; neither = every Job;
 * or the pods of a workload that creates pods itself, by its labels (:data:`POD_SELECTORS`):
-  ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job;
-* ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``) or ``pod: all``.
+  ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job, ``lws: <name>`` (+ ``group``) for a
+  LeaderWorkerSet;
+* ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``, or a
+  LeaderWorkerSet's ``worker-index``) or ``pod: all``.
 
 Pod-ending faults pick live pods (not finished, not being deleted); ``releaseTermination`` picks
 pods that carry the hold finalizer. A fault that selects nothing is an error of the case.
@@ -58,6 +60,9 @@ class PodSelector:
 #: One entry per workload kind; the case schema lists the same keys for scenario steps.
 POD_SELECTORS = (
     PodSelector("volcanoJob", "volcano.sh/job-name", "volcano.sh/task-index", {"task": "volcano.sh/task-spec"}),
+    # LeaderWorkerSet: group = the group-index label, pod = the worker-index label (0 = the leader).
+    PodSelector("lws", "leaderworkerset.sigs.k8s.io/name", "leaderworkerset.sigs.k8s.io/worker-index",
+                {"group": "leaderworkerset.sigs.k8s.io/group-index"}),
 )
 
 
