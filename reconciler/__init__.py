@@ -7,14 +7,15 @@
 
 Private layers: :mod:`reconciler.cluster` (in-memory API + admission), :mod:`reconciler.schema`
 (CRD structural schemas), :mod:`reconciler.trainer` / :mod:`reconciler.jobset` /
-:mod:`reconciler.batch` (controllers and webhooks, one plugin per policy).
+:mod:`reconciler.batch` / :mod:`reconciler.statefulset` (controllers and
+webhooks, one plugin per policy).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import batch, jobset, meta, profiles, trainer, volcano
+from . import batch, jobset, meta, profiles, statefulset, trainer, volcano
 from .cluster import AlreadyExists, Cluster, UnknownKind
 from .errors import FieldError, Rejection
 from .kubelet import FakeKubelet
@@ -41,7 +42,8 @@ def new_cluster(profile: str | Profile | None = None) -> Cluster:
     trainer.install(cluster)
     jobset.install(cluster)
     volcano.install(cluster)
-    cluster.controllers += [batch.JobController(), FakeKubelet()]
+    cluster.controllers += [batch.JobController(), statefulset.StatefulSetController()]
+    cluster.controllers.append(FakeKubelet())
     return cluster
 
 

@@ -1,8 +1,9 @@
 """Built-in Kubernetes kinds the reconciler creates, and the few apiserver defaults they get.
 
 Only defaults that carry meaning for training workloads are applied (Job ``backoffLimit`` 6, the
-generated Job selector and its pod labels, Secret ``type``, a pod failure policy's ``onPodConditions[].status``), plus the one Job validation
-group restart depends on. The long tail of Pod/container
+generated Job selector and its pod labels, Secret ``type``, a pod failure policy's ``onPodConditions[].status``,
+a StatefulSet's spec defaults), plus the one Job validation group restart depends on and the
+StatefulSet validation that LeaderWorkerSet's StatefulSets meet. The long tail of Pod/container
 defaults (``dnsPolicy``, ``terminationMessagePath`` …) is left out here and dropped from live
 objects by the normalizer, so goldens show what an operator wrote, not kube-apiserver's defaults.
 """
@@ -10,11 +11,12 @@ objects by the normalizer, so goldens show what an operator wrote, not kube-apis
 from __future__ import annotations
 
 from . import quantity
-from .errors import REQUIRED, FieldError, invalid
+from .errors import NOT_SUPPORTED, REQUIRED, FieldError, invalid
 
 BUILTIN = {
     ("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("v1", "Pod"), ("v1", "Namespace"),
     ("batch/v1", "Job"), ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("apps/v1", "StatefulSet"), ("apps/v1", "ControllerRevision"),
 }
 
 
@@ -35,7 +37,31 @@ def default(obj: dict) -> dict:
             port.setdefault("targetPort", port.get("port"))
     elif kind == "Job":
         _default_job(obj)
+    elif kind == "StatefulSet":
+        _default_statefulset(obj)
     return obj
+
+
+def _default_statefulset(sts: dict) -> None:
+    """``SetDefaults_StatefulSet`` (k8s v1.35 pkg/apis/apps/v1/defaults.go) and the registry's
+    ``dropStatefulSetDisabledFields``: ``rollingUpdate.maxUnavailable`` is dropped while the
+    MaxUnavailableStatefulSet gate is off (beta but off by default in v1.35), unless already in use."""
+    spec = sts.setdefault("spec", {})
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+        strategy.setdefault("rollingUpdate", {})
+    rolling = strategy.get("rollingUpdate")
+    if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
+        rolling.setdefault("partition", 0)
+        rolling.pop("maxUnavailable", None)
+    retention = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    if isinstance(retention, dict):
+        retention.setdefault("whenDeleted", "Retain")
+        retention.setdefault("whenScaled", "Retain")
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
 
 
 def _default_job(job: dict) -> None:
@@ -70,7 +96,45 @@ def validate(obj: dict) -> list[FieldError]:
         return _validate_job(obj) + _validate_resources(pod_spec, "spec.template.spec")
     if obj.get("kind") == "Pod":
         return _validate_resources(obj.get("spec") or {}, "spec")
+    if obj.get("kind") == "StatefulSet":
+        pod_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        return _validate_statefulset(obj) + _validate_resources(pod_spec, "spec.template.spec")
     return []
+
+
+def _validate_statefulset(sts: dict) -> list[FieldError]:
+    """The part of ``ValidateStatefulSetSpec`` (k8s v1.35 pkg/apis/apps/validation) a StatefulSet made
+    from a pod template meets: policies, counts, the selector and its match with the template's
+    labels, and the template's ``restartPolicy`` (only ``Always``); wording verbatim."""
+    spec = sts.get("spec") or {}
+    errors = []
+    policy = spec.get("podManagementPolicy")
+    if policy not in ("OrderedReady", "Parallel"):
+        errors.append(invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
+    strategy = spec.get("updateStrategy") or {}
+    if strategy.get("type") not in ("RollingUpdate", "OnDelete"):
+        errors.append(invalid("spec.updateStrategy", strategy, "must be 'RollingUpdate' or 'OnDelete'"))
+    elif strategy["type"] == "OnDelete" and strategy.get("rollingUpdate") is not None:
+        errors.append(invalid("spec.updateStrategy.rollingUpdate", strategy["rollingUpdate"],
+                              "only allowed for updateStrategy 'RollingUpdate'"))
+    for path, value in (("spec.replicas", spec.get("replicas", 0)), ("spec.minReadySeconds", spec.get("minReadySeconds", 0)),
+                        ("spec.ordinals.start", (spec.get("ordinals") or {}).get("start", 0))):
+        if isinstance(value, int) and value < 0:
+            errors.append(invalid(path, value, "must be greater than or equal to 0"))
+    selector = spec.get("selector")
+    template = spec.get("template") or {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if not isinstance(selector, dict):
+        errors.append(FieldError(REQUIRED, "spec.selector"))
+    elif not selector.get("matchLabels") and not selector.get("matchExpressions"):
+        errors.append(invalid("spec.selector", selector, "empty selector is invalid for statefulset"))
+    elif any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        errors.append(invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+    restart_policy = (template.get("spec") or {}).get("restartPolicy", "Always")
+    if restart_policy != "Always":
+        errors.append(FieldError(NOT_SUPPORTED, "spec.template.spec.restartPolicy",
+                                 'supported values: "Always"', restart_policy, blocking=True))
+    return errors
 
 
 def _overcommit_allowed(resource: str) -> bool:
