@@ -7,7 +7,7 @@
 
 Private layers: :mod:`reconciler.cluster` (in-memory API + admission), :mod:`reconciler.schema`
 (CRD structural schemas), :mod:`reconciler.trainer` / :mod:`reconciler.jobset` /
-:mod:`reconciler.batch` / :mod:`reconciler.statefulset` (controllers and
+:mod:`reconciler.batch` / :mod:`reconciler.lws` / :mod:`reconciler.statefulset` (controllers and
 webhooks, one plugin per policy).
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import batch, jobset, meta, profiles, statefulset, trainer, volcano
+from . import batch, jobset, lws, meta, profiles, statefulset, trainer, volcano
 from .cluster import AlreadyExists, Cluster, UnknownKind
 from .errors import FieldError, Rejection
 from .kubelet import FakeKubelet
@@ -43,6 +43,9 @@ def new_cluster(profile: str | Profile | None = None) -> Cluster:
     jobset.install(cluster)
     volcano.install(cluster)
     cluster.controllers += [batch.JobController(), statefulset.StatefulSetController()]
+    # After the StatefulSet stand-in, before the kubelet: LWS sees a new leader pod before it runs,
+    # as a live LWS does (startupPolicy LeaderReady waits for it to be Ready).
+    lws.install(cluster)
     cluster.controllers.append(FakeKubelet())
     return cluster
 
