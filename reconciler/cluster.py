@@ -70,7 +70,8 @@ class Controller(Protocol):
 
     def reconcile(self, cluster: "Cluster", obj: dict) -> None: ...
 
-    # Optional: ``related(obj) -> [Key]``, other objects to reconcile when ``obj`` changes or goes away.
+    # Optional: ``related(obj) -> [Key]``, other objects to reconcile when ``obj`` changes or goes away;
+    # ``owns``: the (group, kind) pairs whose writes enqueue their owner (default: every dependent).
 
 
 @dataclass
@@ -419,7 +420,11 @@ class Cluster:
             owner_key = self._by_uid.get(uid)
             if owner_key is not None:
                 for i in watchers.get(owner_key[:2], ()):
-                    self._pending[i].add(owner_key)
+                    # A controller may name the kinds whose writes wake their owner (controller-runtime's
+                    # Owns); without ``owns``, any dependent does.
+                    owns = getattr(self.controllers[i], "owns", None)
+                    if owns is None or k[:2] in owns:
+                        self._pending[i].add(owner_key)
 
     def settle(self, max_rounds: int = 100, observe: Callable[["Cluster"], None] | None = None) -> int:
         """Run controllers until a whole round writes nothing.

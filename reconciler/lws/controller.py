@@ -51,6 +51,8 @@ _CONDITIONS = {  # makeCondition: type -> (reason, message)
 
 class LeaderWorkerSetController:
     watches = ((keys.GROUP, keys.KIND), ("", "Pod"), STS)
+    #: Owns(StatefulSet), Owns(Service): a write of its ControllerRevisions does not wake an LWS.
+    owns = (STS, ("", "Service"))
 
     def related(self, obj: dict) -> list[tuple[str, str, str, str]]:
         """A StatefulSet labelled with an LWS name wakes that LWS (upstream's ``Watches`` map function)."""
