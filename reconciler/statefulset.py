@@ -30,7 +30,7 @@ Per sync of a StatefulSet (``UpdateStatefulSet`` → ``updateStatefulSet``):
   ``readyReplicas`` / ``availableReplicas`` Running and Ready ones (``minReadySeconds`` 0),
   ``currentReplicas`` / ``updatedReplicas`` pods not being deleted at each revision; once every
   replica is updated and Ready the update revision becomes the current one.
-* A StatefulSet being deleted only updates its status; a pod of the same name left by an earlier
+* A StatefulSet being deleted only updates its status (no revision is made again); a pod of the same name left by an earlier
   set (still being deleted) blocks that ordinal until it is gone.
 
 Not modelled: volumeClaimTemplates and PVC retention, ``minReadySeconds``, adoption/orphaning of
@@ -89,6 +89,11 @@ def sync(cluster, sts: dict) -> None:
     spec = sts.get("spec") or {}
     namespace = sts["metadata"].get("namespace", "")
     pods = [p for p in cluster.list("", "Pod", namespace, owner=sts) if _controlled_by(p, sts)]
+    if sts["metadata"].get("deletionTimestamp"):
+        # Only the status is updated. kube-controller-manager would also make a revision again if the
+        # garbage collector had already taken it, which the collector deletes again; render skips that.
+        _write_status(cluster, sts, pods)
+        return
     revisions = sorted(cluster.list(GROUP, "ControllerRevision", namespace, owner=sts), key=lambda r: r.get("revision", 0))
     update_rev = _update_revision(cluster, sts, revisions)
     current_rev = next((r for r in revisions if r["metadata"]["name"] == (sts.get("status") or {}).get("currentRevision")),
@@ -104,12 +109,19 @@ def sync(cluster, sts: dict) -> None:
             by_ordinal[ordinal] = pod
         elif ordinal >= 0:
             condemned.append(pod)
-    if not sts["metadata"].get("deletionTimestamp"):
-        _process(cluster, sts, by_ordinal, condemned, start, replicas, current_rev, update_rev)
-        pods = [p for p in cluster.list("", "Pod", namespace, owner=sts) if _controlled_by(p, sts)]
-    status = _status(sts, pods, current_rev, update_rev)
+    _process(cluster, sts, by_ordinal, condemned, start, replicas, current_rev, update_rev)
+    pods = [p for p in cluster.list("", "Pod", namespace, owner=sts) if _controlled_by(p, sts)]
+    status = _status(sts, pods, current_rev["metadata"]["name"], update_rev["metadata"]["name"])
     _truncate_history(cluster, sts, pods, revisions, current_rev, update_rev)
     if status != (sts.get("status") or {}):
+        sts["status"] = status
+        cluster.update(sts)
+
+
+def _write_status(cluster, sts: dict, pods: list[dict]) -> None:
+    old = sts.get("status") or {}
+    status = _status(sts, pods, old.get("currentRevision", ""), old.get("updateRevision", ""))
+    if status != old:
         sts["status"] = status
         cluster.update(sts)
 
@@ -327,9 +339,8 @@ def _truncate_history(cluster, sts: dict, pods: list[dict], revisions: list[dict
 
 # ---------------------------------------------------------------------- status
 
-def _status(sts: dict, pods: list[dict], current: dict, update: dict) -> dict:
+def _status(sts: dict, pods: list[dict], current_name: str, update_name: str) -> dict:
     """StatefulSetStatus in Go's field order, ``omitempty`` fields left out when zero."""
-    current_name, update_name = current["metadata"]["name"], update["metadata"]["name"]
     counts = {"replicas": 0, "ready": 0, "current": 0, "updated": 0}
     for pod in pods:
         counts["replicas"] += 1
