@@ -42,8 +42,8 @@ def patched(module, name: str, replacement) -> Iterator[None]:
 
 
 def _all() -> list[Variant]:
-    from . import jobset, trainer, volcano  # imported here: variant modules import this one
-    return [*trainer.VARIANTS, *volcano.VARIANTS, *jobset.VARIANTS]
+    from . import jobset, lws, trainer, volcano  # imported here: variant modules import this one
+    return [*trainer.VARIANTS, *volcano.VARIANTS, *jobset.VARIANTS, *lws.VARIANTS]
 
 
 VARIANTS: list[Variant] = _all()
