@@ -38,11 +38,13 @@ def test_topology_variant_is_caught_by_the_topology_table():
 def test_variants_restore_the_real_code():
     import reconciler.jobset as jobset_pkg
     from reconciler.jobset import failure_policy
+    from reconciler.lws import controller as lws_controller
     from reconciler.volcano import plugins as volcano_plugins
 
     def snapshot():
         return (list(runtimes.PLUGINS), torch.resolve_nproc, torch.cpu_count, jobset_pkg.JobSetController,
-                failure_policy.execute, dict(volcano_plugins.BUILDERS))
+                failure_policy.execute, dict(volcano_plugins.BUILDERS), lws_controller.handle_restart_policy,
+                lws_controller.reconcile_pod)
 
     before = snapshot()
     for variant in zoo.VARIANTS:
