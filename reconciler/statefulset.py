@@ -56,8 +56,8 @@ _MAX_INT32 = 2**31 - 1
 
 
 def parent_and_ordinal(name: str) -> tuple[str, int]:
-    """``getParentNameAndOrdinal``: ``("web", 3)`` for ``web-3``; ``("", -1)`` without an ordinal
-    (an ordinal beyond int32 parses to -1 too)."""
+    """``getParentNameAndOrdinal``: ``("web", 3)`` for ``web-3``; ``("", -1)`` without an ordinal;
+    an ordinal beyond int32 fails ``ParseInt`` and gives ``(parent, -1)``."""
     found = _ORDINAL.fullmatch(name or "")
     if not found:
         return "", -1
