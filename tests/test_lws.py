@@ -299,3 +299,14 @@ def test_faults_select_by_group_and_worker_index():
     assert [p["metadata"]["name"] for p in chosen] == ["test-sample-1"]
     chosen = faults.select_pods(cluster, {"fault": "podDeleted", "lws": "test-sample", "pod": 1})
     assert [p["metadata"]["name"] for p in chosen] == ["test-sample-0-1", "test-sample-1-1"]
+
+
+def test_a_pod_template_go_cannot_decode_is_a_400_from_the_defaulter():
+    # controller-runtime decodes the LWS (pod templates included) before defaulting: admission.Errored 400.
+    obj = lws()
+    obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"] = "c"
+    [rejected] = reconciler.render([obj], "lws-v0.7").rejections
+    assert rejected.error.code == 400
+    assert rejected.error.message == (
+        'admission webhook "mleaderworkerset.kb.io" denied the request: json: cannot unmarshal string into Go struct '
+        'field PodSpec.spec.leaderWorkerTemplate.workerTemplate.spec.containers of type []v1.Container')

@@ -29,7 +29,7 @@ import re
 
 from .. import crds
 from ..errors import FieldError, Rejection, invalid, plain
-from ..gotypes import IntOrString
+from ..gotypes import POD_TYPES, IntOrString, unmarshal_error
 from ..jobset.validation import dns1035_label
 from ..statefulset import parent_and_ordinal
 from ..trainer.defaulter import BadRequest, decode_error
@@ -68,13 +68,16 @@ def default_lws(lws: dict, cluster) -> None:
     """``mleaderworkerset.kb.io``: Go's decode, then ``LeaderWorkerSetWebhook.Default``."""
     served = crds.schemas(cluster.profile.crd_dirs).get((keys.GROUP, "v1", keys.KIND))
     if served is not None:
-        message = decode_error(lws, served[0], GO_STRUCTS)
+        message = decode_error(lws, served[0], GO_STRUCTS) or pod_template_decode_error(lws)
         if message:
             raise BadRequest("webhook", _ref(lws), [FieldError("", "", message)], webhook=keys.LWS_DEFAULTER)
     spec = lws.get("spec")
     if not isinstance(spec, dict):
         return
     template = spec.get("leaderWorkerTemplate")
+    for key in ("leaderTemplate", "workerTemplate"):
+        if isinstance(template, dict) and isinstance(template.get(key), dict):
+            _null_items_to_zero(template[key])
     if isinstance(template, dict):
         if not template.get("restartPolicy"):
             template["restartPolicy"] = keys.RECREATE_GROUP
@@ -95,6 +98,33 @@ def default_lws(lws: dict, cluster) -> None:
 
 default_lws.on_update = True
 default_lws.webhook_name = keys.LWS_DEFAULTER
+
+
+def pod_template_decode_error(lws: dict) -> str | None:
+    """Go's decode error for a pod template of the wrong shape, in the fields LWS reads or writes."""
+    spec = lws.get("spec") if isinstance(lws.get("spec"), dict) else {}
+    lwt = spec.get("leaderWorkerTemplate")
+    if not isinstance(lwt, dict):
+        return None
+    for key in sorted(k for k in ("leaderTemplate", "workerTemplate") if isinstance(lwt.get(k), dict)):
+        found = unmarshal_error(lwt[key], POD_TYPES, "PodTemplateSpec", f"spec.leaderWorkerTemplate.{key}")
+        if found:
+            return found
+    return None
+
+
+def _null_items_to_zero(template: dict) -> None:
+    """A null list item decodes to Go's zero struct, which the defaulter's patch writes back: ``{}``."""
+    spec = template.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for field in ("containers", "initContainers"):
+        items = spec.get(field)
+        if isinstance(items, list):
+            spec[field] = [{} if c is None else c for c in items]
+            for container in spec[field]:
+                if isinstance(container.get("env"), list):
+                    container["env"] = [{} if e is None else e for e in container["env"]]
 
 
 # ---------------------------------------------------------------------- LeaderWorkerSet validation
