@@ -10,8 +10,8 @@ objects by the normalizer, so goldens show what an operator wrote, not kube-apis
 
 from __future__ import annotations
 
-from . import quantity
-from .errors import NOT_SUPPORTED, REQUIRED, FieldError, invalid
+from . import gotypes, quantity
+from .errors import NOT_SUPPORTED, REQUIRED, FieldError, Rejection, invalid, plain
 
 BUILTIN = {
     ("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("v1", "Pod"), ("v1", "Namespace"),
@@ -22,6 +22,63 @@ BUILTIN = {
 
 def is_builtin(api_version: str, kind: str) -> bool:
     return (api_version, kind) in BUILTIN
+
+
+#: apps/v1 StatefulSet fields the StatefulSet stand-in reads, with their Go types (for decode errors).
+_STATEFULSET_TYPES = {
+    **gotypes.POD_TYPES,
+    "StatefulSet": {"metadata": ("object", "v1.ObjectMeta", "ObjectMeta"), "spec": ("object", "v1.StatefulSetSpec", "StatefulSetSpec")},
+    "StatefulSetSpec": {
+        "replicas": ("int", "int32", None), "selector": ("object", "v1.LabelSelector", "LabelSelector"),
+        "template": ("object", "v1.PodTemplateSpec", "PodTemplateSpec"), "serviceName": ("string", "string", None),
+        "podManagementPolicy": ("string", "v1.PodManagementPolicyType", None),
+        "updateStrategy": ("object", "v1.StatefulSetUpdateStrategy", "StatefulSetUpdateStrategy"),
+        "revisionHistoryLimit": ("int", "int32", None), "minReadySeconds": ("int", "int32", None),
+        "ordinals": ("object", "v1.StatefulSetOrdinals", "StatefulSetOrdinals"),
+        "persistentVolumeClaimRetentionPolicy": ("object", "v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
+                                                 "StatefulSetPersistentVolumeClaimRetentionPolicy")},
+    "LabelSelector": {"matchLabels": ("map", "map[string]string", None)},
+    "StatefulSetUpdateStrategy": {"type": ("string", "v1.StatefulSetUpdateStrategyType", None),
+                                  "rollingUpdate": ("object", "v1.RollingUpdateStatefulSetStrategy",
+                                                    "RollingUpdateStatefulSetStrategy")},
+    "RollingUpdateStatefulSetStrategy": {"partition": ("int", "int32", None)},
+    "StatefulSetOrdinals": {"start": ("int", "int32", None)},
+    "StatefulSetPersistentVolumeClaimRetentionPolicy": {"whenDeleted": ("string", "string", None),
+                                                        "whenScaled": ("string", "string", None)},
+}
+
+
+class DecodeError(Rejection):
+    """kube-apiserver cannot decode a built-in object into its Go type: 400 BadRequest."""
+
+    @property
+    def code(self) -> int:
+        return 400
+
+    @property
+    def reason(self) -> str:
+        return "BadRequest"
+
+    @property
+    def message(self) -> str:
+        return str(self.errors[0])
+
+
+def check_decodable(obj: dict) -> None:
+    """The apiserver's typed decoding of a StatefulSet (the built-in kind render added with the most
+    structure to read): a value of the wrong JSON type is refused before anything else runs, worded
+    ``StatefulSet in version "v1" cannot be handled as a StatefulSet: json: cannot unmarshal ...``."""
+    if obj.get("kind") != "StatefulSet":
+        return
+    found = gotypes.unmarshal_error(obj, _STATEFULSET_TYPES, "StatefulSet", "")
+    if found:
+        version = obj.get("apiVersion", "").split("/")[-1]
+        raise DecodeError("decode", meta_ref(obj), [plain(f'StatefulSet in version "{version}" cannot be handled as a '
+                                                          f"StatefulSet: {found}")])
+
+
+def meta_ref(obj: dict) -> str:
+    return f'StatefulSet.apps "{(obj.get("metadata") or {}).get("name", "")}"'
 
 
 def default(obj: dict) -> dict:
@@ -130,6 +187,9 @@ def _validate_statefulset(sts: dict) -> list[FieldError]:
         errors.append(invalid("spec.selector", selector, "empty selector is invalid for statefulset"))
     elif any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
         errors.append(invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+    for i, container in enumerate((template.get("spec") or {}).get("containers") or []):
+        if not isinstance(container, dict) or not container.get("name"):  # ValidateContainers
+            errors.append(FieldError(REQUIRED, f"spec.template.spec.containers[{i}].name"))
     restart_policy = (template.get("spec") or {}).get("restartPolicy", "Always")
     if restart_policy != "Always":
         errors.append(FieldError(NOT_SUPPORTED, "spec.template.spec.restartPolicy",
@@ -150,7 +210,7 @@ def _validate_resources(pod_spec: dict, path: str) -> list[FieldError]:
     errors = []
     for field in ("initContainers", "containers"):
         for i, container in enumerate(pod_spec.get(field) or []):
-            resources = container.get("resources") or {}
+            resources = (container.get("resources") or {}) if isinstance(container, dict) else {}
             requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
             base = f"{path}.{field}[{i}].resources"
             for name, requested in requests.items():

@@ -148,6 +148,7 @@ class Cluster:
             namespaced = scope == "Namespaced"
         elif builtin.is_builtin(api_version, kind):
             namespaced = kind != "Namespace"
+            builtin.check_decodable(obj)
             obj = builtin.default(obj)
         else:
             raise UnknownKind(f"{meta.describe(obj)}: no kind {kind!r} is registered for version {api_version!r}")

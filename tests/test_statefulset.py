@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+import reconciler
 from reconciler import builtin, history, meta, profiles, statefulset
 from reconciler.cluster import Cluster
 from reconciler.kubelet import FakeKubelet
@@ -288,3 +289,15 @@ def test_foreground_deletion_reaches_the_pods_through_the_set():
     c.update(pod)
     assert c.find("apps", "StatefulSet", "default", "web") is None
     assert c.find("", "ConfigMap", "default", "owner") is None
+
+
+def test_a_statefulset_go_cannot_decode_is_a_400():
+    # kube-apiserver decodes built-in kinds into their Go types first (sigs.k8s.io/json wording).
+    bad = sts()
+    bad["spec"]["replicas"] = "two"
+    result = reconciler.render([bad], "lws-v0.7")
+    [rejected] = result.rejections
+    assert (rejected.error.code, rejected.error.reason) == (400, "BadRequest")
+    assert rejected.error.message == ('StatefulSet in version "v1" cannot be handled as a StatefulSet: json: cannot '
+                                      'unmarshal string into Go struct field StatefulSetSpec.spec.replicas of type int32')
+    assert result.cluster.find("apps", "StatefulSet", "default", "web") is None
