@@ -36,11 +36,13 @@ def _validator(ref: str | None = None):
 
 @dataclass
 class Step:
-    """One step of a scenario row: an action (``apply`` manifests or a ``fault``), then settling."""
+    """One step of a scenario row: an action (``apply`` manifests, an ``update`` or a ``fault``), then settling."""
 
     number: int
     name: str
     apply: list[dict] | None = None
+    #: ``{apiVersion, kind, name, namespace?, patch}``: a JSON Patch a client applies to an existing object.
+    update: dict | None = None
     fault: dict | None = None
     repeat: int = 1
     expect: dict = field(default_factory=dict)
@@ -232,6 +234,8 @@ def _build_steps(row: dict, defaults: dict, bases: dict, path: Path) -> list[Ste
                 step.apply = _resolve(specs, row, bases, path)
             except CaseError as exc:
                 raise CaseError(f"{step.label}: {exc}") from None
+        elif "update" in raw:
+            step.update = copy.deepcopy(raw["update"])
         elif "fault" in raw:
             step.fault = {k: v for k, v in raw.items() if k not in _STEP_KEYS + ("repeat",)}
         steps.append(step)
@@ -249,6 +253,8 @@ _STEP_KEYS = ("name", "expect", "never", "liveTimeout")
 def _step_name(raw: dict) -> str:
     if "apply" in raw:
         return "apply inputs" if raw["apply"] == "inputs" else "apply"
+    if "update" in raw:
+        return f"update {raw['update']['kind']} {raw['update']['name']}"
     if "fault" in raw:
         params = [f"{k}={v}" for k, v in raw.items() if k not in _STEP_KEYS + ("fault",)]
         return " ".join([raw["fault"], *params])

@@ -21,6 +21,8 @@ def check(expect: dict, outcome: Outcome) -> list[str]:
     for want in expect.get("counts") or []:
         failures += _check_count(want, outcome.objects)
     failures += _check_reconcile_errors(expect.get("reconcileErrors"), outcome.reconcile_errors)
+    for want in expect.get("events") or []:
+        failures += _check_event(want, outcome.events)
     return failures
 
 
@@ -152,3 +154,27 @@ def _check_count(want: dict, objects: list[dict]) -> list[str]:
         return [f"expected {want['count']} {want['kind']}(s){' with labels ' + str(labels) if labels else ''}, "
                 f"found {len(found)}: {names}"]
     return []
+
+
+# ------------------------------------------------------------------ events
+
+_EVENT_FIELDS = ("type", "reason", "kind", "name", "message")
+
+
+def _check_event(want: dict, events: list[dict]) -> list[str]:
+    """An Event with every field ``want`` gives: at least one, or exactly ``count`` of them."""
+    found = [e for e in events if all(e.get(k) == want[k] for k in _EVENT_FIELDS if k in want)]
+    described = ", ".join(f"{k}={want[k]!r}" for k in _EVENT_FIELDS if k in want)
+    if "count" in want and len(found) != want["count"]:
+        return [f"expected {want['count']} Event(s) with {described}, found {len(found)}"
+                + "".join(f"\n  - {_event_line(e)}" for e in found)]
+    if "count" not in want and not found:
+        same_reason = [e for e in events if e.get("reason") == want["reason"]]
+        shown = same_reason or events
+        return [f"no Event with {described}; " + ("recorded:" if shown else "none recorded")
+                + "".join(f"\n  - {_event_line(e)}" for e in shown[:10])]
+    return []
+
+
+def _event_line(event: dict) -> str:
+    return f"{event.get('type')} {event.get('reason')} {event.get('kind')} {event.get('name')}: {event.get('message')}"

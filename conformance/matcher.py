@@ -4,7 +4,8 @@
 * lists of named items (``containers``, ``env``, ``volumes`` … see :data:`KEYED_LISTS`): each
   expected item is found by its key, wherever it sits, and must be the only item with that key
   (a duplicate env name is a mismatch); ``{name: X, $absent: true}`` asserts that no item ``X``
-  exists; in a map, ``key: {$absent: true}`` asserts the key is not there;
+  exists; in a map, ``key: {$absent: true}`` asserts the key is not there and ``key: {$present: true}``
+  that it is, whatever its value (``metadata.deletionTimestamp`` of a pod being deleted);
 * every other list: positional, and the lengths must be equal (as in kuttl/Chainsaw);
 * scalars: equal, with no type coercion (``"2"`` is not ``2``).
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import yaml
 
 ABSENT = "$absent"
+PRESENT = "$present"
 #: List field name → key fields, tried in order (the first one the expected item sets is used).
 KEYED_LISTS: dict[str, tuple[str, ...]] = {
     "containers": ("name",), "initContainers": ("name",), "env": ("name",), "volumes": ("name",),
@@ -56,6 +58,10 @@ def match(expected, actual, path: str = "") -> list[Mismatch]:
             if want == {ABSENT: True}:
                 if key in actual:
                     problems.append(Mismatch(sub, None, actual[key], f"must be absent, found {_short(actual[key])}"))
+                continue
+            if want == {PRESENT: True}:
+                if key not in actual:
+                    problems.append(Mismatch(sub, None, None, "missing (expected to be present)"))
                 continue
             if key not in actual:
                 if isinstance(want, list) and want and all(isinstance(w, dict) and w.get(ABSENT) for w in want):

@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from reconciler import meta
 
 _DROP_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink")
-_KIND_ORDER = ["Namespace", "ClusterTrainingRuntime", "TrainingRuntime", "TrainJob", "MPIJob", "JobSet", "ConfigMap",
-               "Secret", "Service", "Job", "Pod"]
+_KIND_ORDER = ["Namespace", "ClusterTrainingRuntime", "TrainingRuntime", "TrainJob", "MPIJob", "JobSet", "LeaderWorkerSet",
+               "ConfigMap", "Secret", "Service", "ControllerRevision", "StatefulSet", "Job", "Pod"]
 SSH_PRIVATE = "<ECDSA P-521 private key, PEM 'EC PRIVATE KEY'>"
 SSH_PUBLIC = "<ecdsa-sha2-nistp521 authorized_keys line of ssh-privatekey>"
 DELETING = "<set>"
@@ -38,6 +38,7 @@ _POD_CONDITIONS = ("Ready", "DisruptionTarget")
 #: its work queue) is timing, so the number is not part of the contract.
 _VOLCANO_FINISHED = {"Aborted", "Completed", "Failed", "Terminated"}
 VERSION_AFTER_FINISH = "<bumped per kill request after the Job finished: timing-dependent>"
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the apiserver's generateName suffix (and render's)
 _NAME_TOKEN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -60,7 +61,8 @@ class _Generated(dict):
 
     def __init__(self, objects: list[dict]):
         super().__init__({o["metadata"]["name"]: o["metadata"]["generateName"] + "*" for o in objects
-                          if o.get("metadata", {}).get("generateName") and o["metadata"].get("name")})
+                          if o.get("metadata", {}).get("generateName")
+                          and _generated_from(o["metadata"].get("name", ""), o["metadata"]["generateName"])})
         self.prefixes = {o["metadata"]["generateName"] for o in objects if o.get("metadata", {}).get("generateName")}
         self.jobs = {o["metadata"].get("name", "") + "-" for o in objects if o.get("kind") == "Job"}
 
@@ -79,6 +81,14 @@ class _Generated(dict):
         return default
 
 
+def _generated_from(name: str, prefix: str) -> bool:
+    """The apiserver made ``name`` from ``generateName`` (prefix + 5 characters of its suffix alphabet).
+    A controller may set both, as kube-controller-manager does for StatefulSet pods (``GetPodFromTemplate``
+    gives every pod ``generateName: <set>-``, then the name ``<set>-<ordinal>``): such a name is kept."""
+    suffix = name[len(prefix):] if name.startswith(prefix) else ""
+    return len(suffix) == 5 and all(c in _SUFFIX_ALPHABET for c in suffix)
+
+
 def _identity(obj: dict) -> str:
     md = obj["metadata"]
     ns = f"{md['namespace']}/" if md.get("namespace") else ""
@@ -89,7 +99,7 @@ def _normalize_one(obj: dict, owners: dict[str, str], status: bool, generated: d
     md = obj.setdefault("metadata", {})
     for key in _DROP_METADATA:
         md.pop(key, None)
-    if md.get("generateName"):
+    if md.get("generateName") and _generated_from(md.get("name", ""), md["generateName"]):
         md["name"] = md["generateName"] + "*"
     if md.get("deletionTimestamp"):
         md["deletionTimestamp"] = DELETING

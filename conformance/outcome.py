@@ -34,3 +34,6 @@ class Outcome:
     reconcile_errors: list[str] = field(default_factory=list)
     #: Scenario steps: ``never`` patterns seen while the step settled (each a failure).
     never_violations: list[str] = field(default_factory=list)
+    #: Events the controllers recorded (dicts: type, reason, kind, namespace, name, message); for a
+    #: scenario step, the step's own. Checked by ``expect.events`` only, never part of a golden.
+    events: list[dict] = field(default_factory=list)

@@ -7,7 +7,8 @@
 
 Private layers: :mod:`reconciler.cluster` (in-memory API + admission), :mod:`reconciler.schema`
 (CRD structural schemas), :mod:`reconciler.trainer` / :mod:`reconciler.jobset` /
-:mod:`reconciler.batch` (controllers and webhooks, one plugin per policy).
+:mod:`reconciler.batch` / :mod:`reconciler.lws` / :mod:`reconciler.statefulset` (controllers and
+webhooks, one plugin per policy).
 
 PYTEST_DONT_REWRITE: the package is a pytest plugin's (entry point ``pytest11``) and ``conformance
 run`` has imported it before pytest starts; it holds no asserts for pytest to rewrite.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import batch, jobset, meta, mpijob, profiles, pytorchjob, trainer, volcano
+from . import batch, jobset, lws, meta, mpijob, profiles, pytorchjob, statefulset, trainer, volcano
 from .cluster import AlreadyExists, Cluster, UnknownKind
 from .errors import FieldError, Rejection
 from .kubelet import FakeKubelet
@@ -46,7 +47,11 @@ def new_cluster(profile: str | Profile | None = None) -> Cluster:
     volcano.install(cluster)
     mpijob.install(cluster)
     pytorchjob.install(cluster)
-    cluster.controllers += [batch.JobController(), FakeKubelet()]
+    cluster.controllers += [batch.JobController(), statefulset.StatefulSetController()]
+    # After the StatefulSet stand-in, before the kubelet: LWS sees a new leader pod before it runs,
+    # as a live LWS does (startupPolicy LeaderReady waits for it to be Ready).
+    lws.install(cluster)
+    cluster.controllers.append(FakeKubelet())
     return cluster
 
 

@@ -2,25 +2,84 @@
 
 Only defaults that carry meaning for training workloads are applied (Job ``backoffLimit`` 6, the
 generated Job selector and its pod labels, Secret ``type``, a pod failure policy's ``onPodConditions[].status``,
-a new Pod's ``status.phase: Pending``), plus the one Job validation
-group restart depends on. The long tail of Pod/container
+a new Pod's ``status.phase: Pending``, a StatefulSet's spec defaults), plus the one Job validation
+group restart depends on and the StatefulSet validation that LeaderWorkerSet's StatefulSets meet.
+The long tail of Pod/container
 defaults (``dnsPolicy``, ``terminationMessagePath`` …) is left out here and dropped from live
 objects by the normalizer, so goldens show what an operator wrote, not kube-apiserver's defaults.
 """
 
 from __future__ import annotations
 
-from . import quantity
-from .errors import NOT_SUPPORTED, REQUIRED, FieldError, invalid
+from . import gotypes, quantity
+from .errors import NOT_SUPPORTED, REQUIRED, FieldError, Rejection, invalid, plain
 
 BUILTIN = {
     ("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("v1", "Pod"), ("v1", "Namespace"),
     ("batch/v1", "Job"), ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("apps/v1", "StatefulSet"), ("apps/v1", "ControllerRevision"),
 }
 
 
 def is_builtin(api_version: str, kind: str) -> bool:
     return (api_version, kind) in BUILTIN
+
+
+#: apps/v1 StatefulSet fields the StatefulSet stand-in reads, with their Go types (for decode errors).
+_STATEFULSET_TYPES = {
+    **gotypes.POD_TYPES,
+    "StatefulSet": {"metadata": ("object", "v1.ObjectMeta", "ObjectMeta"), "spec": ("object", "v1.StatefulSetSpec", "StatefulSetSpec")},
+    "StatefulSetSpec": {
+        "replicas": ("int", "int32", None), "selector": ("object", "v1.LabelSelector", "LabelSelector"),
+        "template": ("object", "v1.PodTemplateSpec", "PodTemplateSpec"), "serviceName": ("string", "string", None),
+        "podManagementPolicy": ("string", "v1.PodManagementPolicyType", None),
+        "updateStrategy": ("object", "v1.StatefulSetUpdateStrategy", "StatefulSetUpdateStrategy"),
+        "revisionHistoryLimit": ("int", "int32", None), "minReadySeconds": ("int", "int32", None),
+        "ordinals": ("object", "v1.StatefulSetOrdinals", "StatefulSetOrdinals"),
+        "persistentVolumeClaimRetentionPolicy": ("object", "v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
+                                                 "StatefulSetPersistentVolumeClaimRetentionPolicy")},
+    "LabelSelector": {"matchLabels": ("map", "map[string]string", None)},
+    "StatefulSetUpdateStrategy": {"type": ("string", "v1.StatefulSetUpdateStrategyType", None),
+                                  "rollingUpdate": ("object", "v1.RollingUpdateStatefulSetStrategy",
+                                                    "RollingUpdateStatefulSetStrategy")},
+    "RollingUpdateStatefulSetStrategy": {"partition": ("int", "int32", None)},
+    "StatefulSetOrdinals": {"start": ("int", "int32", None)},
+    "StatefulSetPersistentVolumeClaimRetentionPolicy": {"whenDeleted": ("string", "string", None),
+                                                        "whenScaled": ("string", "string", None)},
+}
+
+
+class DecodeError(Rejection):
+    """kube-apiserver cannot decode a built-in object into its Go type: 400 BadRequest."""
+
+    @property
+    def code(self) -> int:
+        return 400
+
+    @property
+    def reason(self) -> str:
+        return "BadRequest"
+
+    @property
+    def message(self) -> str:
+        return str(self.errors[0])
+
+
+def check_decodable(obj: dict) -> None:
+    """The apiserver's typed decoding of a StatefulSet (the built-in kind render added with the most
+    structure to read): a value of the wrong JSON type is refused before anything else runs, worded
+    ``StatefulSet in version "v1" cannot be handled as a StatefulSet: json: cannot unmarshal ...``."""
+    if obj.get("kind") != "StatefulSet":
+        return
+    found = gotypes.unmarshal_error(obj, _STATEFULSET_TYPES, "StatefulSet", "")
+    if found:
+        version = obj.get("apiVersion", "").split("/")[-1]
+        raise DecodeError("decode", meta_ref(obj), [plain(f'StatefulSet in version "{version}" cannot be handled as a '
+                                                          f"StatefulSet: {found}")])
+
+
+def meta_ref(obj: dict) -> str:
+    return f'StatefulSet.apps "{(obj.get("metadata") or {}).get("name", "")}"'
 
 
 def default(obj: dict) -> dict:
@@ -39,7 +98,31 @@ def default(obj: dict) -> dict:
     elif kind == "Pod":
         # The pod strategy's PrepareForCreate: a new Pod's status is phase Pending, whatever was sent.
         obj["status"] = {"phase": "Pending"}
+    elif kind == "StatefulSet":
+        _default_statefulset(obj)
     return obj
+
+
+def _default_statefulset(sts: dict) -> None:
+    """``SetDefaults_StatefulSet`` (k8s v1.35 pkg/apis/apps/v1/defaults.go) and the registry's
+    ``dropStatefulSetDisabledFields``: ``rollingUpdate.maxUnavailable`` is dropped while the
+    MaxUnavailableStatefulSet gate is off (beta but off by default in v1.35), unless already in use."""
+    spec = sts.setdefault("spec", {})
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+        strategy.setdefault("rollingUpdate", {})
+    rolling = strategy.get("rollingUpdate")
+    if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
+        rolling.setdefault("partition", 0)
+        rolling.pop("maxUnavailable", None)
+    retention = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    if isinstance(retention, dict):
+        retention.setdefault("whenDeleted", "Retain")
+        retention.setdefault("whenScaled", "Retain")
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
 
 
 def _default_job(job: dict) -> None:
@@ -74,7 +157,48 @@ def validate(obj: dict) -> list[FieldError]:
         return _validate_job(obj) + _validate_resources(pod_spec, "spec.template.spec")
     if obj.get("kind") == "Pod":
         return _validate_restart_policy(obj.get("spec") or {}) + _validate_resources(obj.get("spec") or {}, "spec")
+    if obj.get("kind") == "StatefulSet":
+        pod_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        return _validate_statefulset(obj) + _validate_resources(pod_spec, "spec.template.spec")
     return []
+
+
+def _validate_statefulset(sts: dict) -> list[FieldError]:
+    """The part of ``ValidateStatefulSetSpec`` (k8s v1.35 pkg/apis/apps/validation) a StatefulSet made
+    from a pod template meets: policies, counts, the selector and its match with the template's
+    labels, and the template's ``restartPolicy`` (only ``Always``); wording verbatim."""
+    spec = sts.get("spec") or {}
+    errors = []
+    policy = spec.get("podManagementPolicy")
+    if policy not in ("OrderedReady", "Parallel"):
+        errors.append(invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
+    strategy = spec.get("updateStrategy") or {}
+    if strategy.get("type") not in ("RollingUpdate", "OnDelete"):
+        errors.append(invalid("spec.updateStrategy", strategy, "must be 'RollingUpdate' or 'OnDelete'"))
+    elif strategy["type"] == "OnDelete" and strategy.get("rollingUpdate") is not None:
+        errors.append(invalid("spec.updateStrategy.rollingUpdate", strategy["rollingUpdate"],
+                              "only allowed for updateStrategy 'RollingUpdate'"))
+    for path, value in (("spec.replicas", spec.get("replicas", 0)), ("spec.minReadySeconds", spec.get("minReadySeconds", 0)),
+                        ("spec.ordinals.start", (spec.get("ordinals") or {}).get("start", 0))):
+        if isinstance(value, int) and value < 0:
+            errors.append(invalid(path, value, "must be greater than or equal to 0"))
+    selector = spec.get("selector")
+    template = spec.get("template") or {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if not isinstance(selector, dict):
+        errors.append(FieldError(REQUIRED, "spec.selector"))
+    elif not selector.get("matchLabels") and not selector.get("matchExpressions"):
+        errors.append(invalid("spec.selector", selector, "empty selector is invalid for statefulset"))
+    elif any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        errors.append(invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+    for i, container in enumerate((template.get("spec") or {}).get("containers") or []):
+        if not isinstance(container, dict) or not container.get("name"):  # ValidateContainers
+            errors.append(FieldError(REQUIRED, f"spec.template.spec.containers[{i}].name"))
+    restart_policy = (template.get("spec") or {}).get("restartPolicy", "Always")
+    if restart_policy != "Always":
+        errors.append(FieldError(NOT_SUPPORTED, "spec.template.spec.restartPolicy",
+                                 'supported values: "Always"', restart_policy, blocking=True))
+    return errors
 
 
 def _validate_restart_policy(pod_spec: dict) -> list[FieldError]:
@@ -100,7 +224,7 @@ def _validate_resources(pod_spec: dict, path: str) -> list[FieldError]:
     errors = []
     for field in ("initContainers", "containers"):
         for i, container in enumerate(pod_spec.get(field) or []):
-            resources = container.get("resources") or {}
+            resources = (container.get("resources") or {}) if isinstance(container, dict) else {}
             requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
             base = f"{path}.{field}[{i}].resources"
             for name, requested in requests.items():

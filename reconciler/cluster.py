@@ -8,7 +8,8 @@ Everything is deterministic: UIDs come from a counter and time from a logical cl
 Deletion follows the apiserver and the garbage collector: an object with finalizers (or a Pod,
 until its kubelet reports a terminal phase) only gets a ``deletionTimestamp``; it disappears once
 nothing holds it. ``Foreground`` propagation keeps the owner until its blocking dependents are
-gone (how JobSet deletes the Jobs of a previous restart); ``Background`` removes the owner first
+gone (how JobSet deletes the Jobs of a previous restart; a dependent with dependents of its own is
+deleted in ``Foreground`` too, as the garbage collector does); ``Background`` removes the owner first
 and then its dependents.
 
 Speed: objects are indexed by (group, kind) and by owner UID, and :meth:`Cluster.settle` only
@@ -58,6 +59,9 @@ class Webhook:
     group: str
     kind: str
     validate: Validator
+    #: ``validate_update(new, old, cluster)`` for UPDATE requests (:meth:`Cluster.replace`); None:
+    #: ``validate`` serves both, as for a webhook whose update checks are its create checks.
+    validate_update: Callable[[dict, dict, "Cluster"], list[FieldError]] | None = None
 
 
 class Controller(Protocol):
@@ -66,7 +70,8 @@ class Controller(Protocol):
 
     def reconcile(self, cluster: "Cluster", obj: dict) -> None: ...
 
-    # Optional: ``related(obj) -> [Key]``, other objects to reconcile when ``obj`` changes or goes away.
+    # Optional: ``related(obj) -> [Key]``, other objects to reconcile when ``obj`` changes or goes away;
+    # ``owns``: the (group, kind) pairs whose writes enqueue their owner (default: every dependent).
 
 
 @dataclass
@@ -82,6 +87,9 @@ class Cluster:
     writes: int = 0
     #: Errors controllers returned (upstream logs and requeues them), as "Kind ns/name: message".
     reconcile_errors: list[str] = field(default_factory=list)
+    #: Events controllers recorded (client-go's EventRecorder), in order: dicts with type, reason,
+    #: kind, namespace, name (the involved object) and message. See :meth:`record_event`.
+    events: list[dict] = field(default_factory=list)
     _uid_counter: int = 0
     _rv_counter: int = 0
     clock: int = 0
@@ -140,6 +148,7 @@ class Cluster:
             namespaced = scope == "Namespaced"
         elif builtin.is_builtin(api_version, kind):
             namespaced = kind != "Namespace"
+            builtin.check_decodable(obj)
             obj = builtin.default(obj)
         else:
             raise UnknownKind(f"{meta.describe(obj)}: no kind {kind!r} is registered for version {api_version!r}")
@@ -164,7 +173,55 @@ class Cluster:
                     raise Rejection("webhook", meta.ref(obj), errors, webhook=hook.name)
         return obj
 
+    def admit_update(self, obj: dict, old: dict) -> dict:
+        """The UPDATE admission chain for a client's write of ``obj`` over the stored ``old``: what
+        :meth:`admit` runs, except that only mutators marked ``on_update`` run (a webhook registered
+        for CREATE only, like a pod webhook, does not see updates) and a webhook's ``validate_update``
+        gets the old object. Server-set metadata and ``status`` are kept from ``old``, as with a
+        PUT to the main resource of a kind with a status subresource."""
+        api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
+        group = meta.group_of(api_version)
+        served = crds.schemas(self.profile.crd_dirs).get((group, api_version.split("/")[-1], kind))
+        md = obj.setdefault("metadata", {})
+        for key in ("uid", "creationTimestamp", "generation", "resourceVersion", "namespace", "deletionTimestamp"):
+            if key in old["metadata"] and key not in md:
+                md[key] = old["metadata"][key]
+        if "status" in old:
+            obj["status"] = meta.clone(old["status"])
+        else:
+            obj.pop("status", None)
+        if served is not None:
+            obj, pruned = schema.prune_and_default(obj, served[0])
+            self.warnings.extend(f"{meta.describe(obj)}: unknown field \"{p}\"" for p in pruned)
+        else:
+            obj = builtin.default(obj)
+        for mutate in self.mutators.get((group, kind), []):
+            if getattr(mutate, "on_update", False):
+                mutate(obj, self)
+        errors = schema.validate(obj, served[0]) if served is not None else builtin.validate(obj)
+        if errors:
+            raise Rejection("schema", meta.ref(obj), errors)
+        for hook in self.webhooks:
+            if (hook.group, hook.kind) == (group, kind):
+                errors = hook.validate_update(obj, old, self) if hook.validate_update else hook.validate(obj, self)
+                if errors:
+                    raise Rejection("webhook", meta.ref(obj), errors, webhook=hook.name)
+        return obj
+
     # ------------------------------------------------------------------ store
+    def replace(self, obj: dict) -> dict:
+        """A client's update of an existing object (``kubectl replace``, or a JSON patch applied by the
+        apiserver): admitted as an UPDATE, ``metadata.generation`` + 1 when the spec changed."""
+        obj = meta.clone(obj)
+        k = meta.key(obj)
+        old = self.objects.get(k)
+        if old is None:
+            raise NotFound(f"{meta.describe(obj)} not found")
+        obj = self.admit_update(obj, old)
+        if obj.get("spec") != old.get("spec"):
+            obj["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
+        return self.update(obj)
+
     def create(self, obj: dict) -> dict:
         obj = meta.clone(obj)
         obj.setdefault("metadata", {})
@@ -263,8 +320,11 @@ class Cluster:
         self.writes += 1
         self._touch(k, current)
         if propagation == "Foreground":
+            # The garbage collector deletes the dependents of an owner waiting for them; a dependent
+            # that has dependents of its own is deleted in Foreground too (attemptToDeleteItem), so
+            # the owner waits for the whole tree (a leader pod for its worker StatefulSet's pods).
             for dependent in self.list_dependents(current):
-                self.delete(dependent)
+                self.delete(dependent, propagation="Foreground" if self.list_dependents(dependent) else "Background")
         self._remove_if_released(k, current)
 
     def list_dependents(self, owner: dict) -> list[dict]:
@@ -330,6 +390,13 @@ class Cluster:
         if entry not in self.reconcile_errors:
             self.reconcile_errors.append(entry)
 
+    def record_event(self, obj: dict, type_: str, reason: str, message: str) -> None:
+        """An Event about ``obj`` (``Record.Eventf``): ``type_`` Normal or Warning. Each emission is
+        kept; client-go's recorder would fold repeats into one Event with a count."""
+        md = obj.get("metadata") or {}
+        self.events.append({"type": type_, "reason": reason, "kind": obj.get("kind", ""),
+                            "namespace": md.get("namespace", ""), "name": md.get("name", ""), "message": message})
+
     # ------------------------------------------------------------------ reconcile loop
     def _watcher_table(self) -> dict[tuple[str, str], list[int]]:
         if self._watchers is None or len(self._pending) != len(self.controllers):
@@ -354,7 +421,11 @@ class Cluster:
             owner_key = self._by_uid.get(uid)
             if owner_key is not None:
                 for i in watchers.get(owner_key[:2], ()):
-                    self._pending[i].add(owner_key)
+                    # A controller may name the kinds whose writes wake their owner (controller-runtime's
+                    # Owns); without ``owns``, any dependent does.
+                    owns = getattr(self.controllers[i], "owns", None)
+                    if owns is None or k[:2] in owns:
+                        self._pending[i].add(owner_key)
 
     def settle(self, max_rounds: int = 100, observe: Callable[["Cluster"], None] | None = None) -> int:
         """Run controllers until a whole round writes nothing.

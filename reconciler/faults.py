@@ -7,8 +7,10 @@ A fault names its pods by Job and completion index, never by generated pod name:
 * or the pods of a workload that creates pods itself, by its labels (:data:`POD_SELECTORS`):
   ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job, ``mpiJob: <name>`` for an MPIJob's worker
   pods (its launcher pod is a Job's: ``job: <name>-launcher``), ``pytorchJob: <name>`` (+ ``replicaType``,
-  the lowercase label value ``master`` / ``worker``) for a PyTorchJob;
-* ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``) or ``pod: all``.
+  the lowercase label value ``master`` / ``worker``) for a PyTorchJob, ``lws: <name>`` (+ ``group``)
+  for a LeaderWorkerSet;
+* ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``, or a
+  LeaderWorkerSet's ``worker-index``) or ``pod: all``.
 
 Pod-ending faults pick live pods (not finished, not being deleted); ``releaseTermination`` picks
 pods that carry the hold finalizer. A fault that selects nothing is an error of the case.
@@ -76,6 +78,9 @@ POD_SELECTORS = (
     PodSelector("pytorchJob", "training.kubeflow.org/job-name", "training.kubeflow.org/replica-index",
                 filters={"replicaType": "training.kubeflow.org/replica-type"},
                 fixed={"training.kubeflow.org/operator-name": "pytorchjob-controller"}),
+    # LeaderWorkerSet: group = the group-index label, pod = the worker-index label (0 = the leader).
+    PodSelector("lws", "leaderworkerset.sigs.k8s.io/name", "leaderworkerset.sigs.k8s.io/worker-index",
+                filters={"group": "leaderworkerset.sigs.k8s.io/group-index"}),
 )
 
 

@@ -150,6 +150,13 @@ TRAINING_OPERATOR_V1_9 = Profile(name="training-operator-v1.9", suite="pytorchjo
                                  pytorchjob_managed_by=True, pytorchjob_worker_checks=True)
 PROFILES.update({p.name: p for p in (TRAINING_OPERATOR_V1_8, TRAINING_OPERATOR_V1_9)})
 
+# LeaderWorkerSet (leaderworkerset.x-k8s.io/v1), suite ``lws``. v0.7.0: restartPolicy
+# RecreateGroupOnPodRestart / None (RecreateGroupAfterStart only arrives in v0.8.0 as an annotation),
+# LWS_WORKER_INDEX env (v0.6.0), StatefulSet ordinals for the workers (shared/reference/
+# lws-volcano-upstream.md A.1-A.3). Its StatefulSets are kube-controller-manager v1.35's.
+LWS_V0_7 = Profile(name="lws-v0.7", suite="lws", version=(0, 7), crd_dirs=("lws-v0.7",))
+PROFILES[LWS_V0_7.name] = LWS_V0_7
+
 
 def get(name: str | None) -> Profile:
     if name is None:

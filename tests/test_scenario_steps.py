@@ -70,8 +70,10 @@ def test_scenario_row_loads_with_resolved_steps(cases_root):
 
 
 @pytest.mark.parametrize("step, message", [
-    ("{apply: inputs, fault: podSucceed, pod: all}", "a step has at most one action: `apply` or `fault` (at steps/0)"),
-    ("{name: nothing}", "a step needs `apply`, `fault`, `expect` or `never` (at steps/0)"),
+    ("{apply: inputs, fault: podSucceed, pod: all}", "a step has at most one action: `apply`, `update` or `fault` (at steps/0)"),
+    ("{apply: inputs, update: {apiVersion: v1, kind: Pod, name: p, patch: [{op: remove, path: /spec}]}}",
+     "a step has at most one action: `apply`, `update` or `fault` (at steps/0)"),
+    ("{name: nothing}", "a step needs `apply`, `update`, `fault`, `expect` or `never` (at steps/0)"),
     ("{fault: podSucceed, pod: all, exitCode: 1}", "`exitCode` belongs to fault podExit (at steps/0)"),
     ("{fault: podExit, pod: 0}", "'exitCode' is a required property (at steps/0)"),
     ("{fault: podExit, exitCode: 1}", "'pod' is a dependency of 'fault' (at steps/0)"),

@@ -41,13 +41,15 @@ def test_variants_restore_the_real_code():
     from reconciler.mpijob import controller as mpijob_controller, resources as mpijob_resources
     from reconciler.pytorchjob import controller as pytorchjob_controller
     from reconciler.pytorchjob import env as pytorchjob_env
+    from reconciler.lws import controller as lws_controller
     from reconciler.volcano import plugins as volcano_plugins
 
     def snapshot():
         return (list(runtimes.PLUGINS), torch.resolve_nproc, torch.cpu_count, jobset_pkg.JobSetController,
                 failure_policy.execute, dict(volcano_plugins.BUILDERS), mpijob_resources.hostfile,
                 mpijob_resources.launcher_env, mpijob_controller.MPIJobController._running_workers,
-                pytorchjob_env.nproc_per_node_int, pytorchjob_env.node_rank, pytorchjob_controller.is_retryable_exit_code)
+                pytorchjob_env.nproc_per_node_int, pytorchjob_env.node_rank, pytorchjob_controller.is_retryable_exit_code,
+                lws_controller.handle_restart_policy, lws_controller.reconcile_pod)
 
     before = snapshot()
     for variant in zoo.VARIANTS:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import jsonpatch
+
 import reconciler
 from reconciler import faults, meta
 from reconciler.cluster import AlreadyExists, Cluster, UnknownKind
@@ -13,7 +15,8 @@ from ..outcome import Outcome, RejectionRecord
 
 def run(manifests: list[dict], profile: str) -> Outcome:
     result = reconciler.render(manifests, profile)
-    outcome = Outcome(objects=result.objects, reconcile_errors=list(result.cluster.reconcile_errors))
+    outcome = Outcome(objects=result.objects, reconcile_errors=list(result.cluster.reconcile_errors),
+                      events=list(result.cluster.events))
     _record_rejections(outcome, result.rejections)
     return outcome
 
@@ -28,11 +31,16 @@ def run_steps(steps: list, profile: str) -> list[Outcome]:
     outcomes = []
     for step in steps:
         outcome = Outcome(objects=[])
-        errors_before = len(cluster.reconcile_errors)
+        errors_before, events_before = len(cluster.reconcile_errors), len(cluster.events)
         observe = _never_watch(step.never, outcome) if step.never else None
         if step.apply is not None:
             result = reconciler.render(step.apply, cluster=cluster, observe=observe)
             _record_rejections(outcome, result.rejections)
+        elif step.update is not None:
+            rejected = _update(cluster, step.update, outcome)
+            if rejected is not None:
+                _record_rejections(outcome, [rejected])
+            cluster.settle(observe=observe)
         elif step.fault is not None:
             for _ in range(step.repeat):
                 try:
@@ -48,8 +56,30 @@ def run_steps(steps: list, profile: str) -> list[Outcome]:
         # A copy: later steps change the live objects.
         outcome.objects = meta.clone(sorted(cluster.all_objects(), key=lambda o: o["metadata"]["uid"]))
         outcome.reconcile_errors = cluster.reconcile_errors[errors_before:]
+        outcome.events = cluster.events[events_before:]
         outcomes.append(outcome)
     return outcomes
+
+
+def _update(cluster: Cluster, update: dict, outcome: Outcome):
+    """A client's JSON Patch of a stored object, admitted as an UPDATE; a refusal comes back as a
+    ``reconciler.Rejected`` (recorded like a create's), a missing object as an error of the case."""
+    group = meta.group_of(update["apiVersion"])
+    stored = cluster.find(group, update["kind"], update.get("namespace", "default"), update["name"])
+    if stored is None:
+        outcome.input_errors.append(f"update: {update['kind']} {update.get('namespace', 'default')}/"
+                                    f"{update['name']} does not exist")
+        return None
+    try:
+        patched = jsonpatch.apply_patch(meta.clone(stored), update["patch"])
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+        outcome.input_errors.append(f"update: JSON Patch on {update['kind']} {update['name']} failed: {exc}")
+        return None
+    try:
+        cluster.replace(patched)
+    except Rejection as exc:
+        return reconciler.Rejected(patched, exc)
+    return None
 
 
 def _never_watch(never: list[dict], outcome: Outcome):

@@ -42,8 +42,9 @@ def patched(module, name: str, replacement) -> Iterator[None]:
 
 
 def _all() -> list[Variant]:
-    from . import jobset, mpijob, pytorchjob, trainer, volcano  # imported here: variant modules import this one
-    return [*trainer.VARIANTS, *volcano.VARIANTS, *jobset.VARIANTS, *mpijob.VARIANTS, *pytorchjob.VARIANTS]
+    from . import jobset, lws, mpijob, pytorchjob, trainer, volcano  # imported here: variant modules import this one
+    return [*trainer.VARIANTS, *volcano.VARIANTS, *jobset.VARIANTS, *mpijob.VARIANTS, *pytorchjob.VARIANTS,
+            *lws.VARIANTS]
 
 
 VARIANTS: list[Variant] = _all()

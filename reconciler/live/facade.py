@@ -230,7 +230,11 @@ class LiveCluster:
         log.warning("reconcile error: %s", entry)
         self._emit_event(obj, message)
 
-    def _emit_event(self, obj: dict, message: str) -> None:
+    def record_event(self, obj: dict, type_: str, reason: str, message: str) -> None:
+        """An Event a controller records (render's ``Cluster.record_event``), written as a real Event."""
+        self._emit_event(obj, message, type_=type_, reason=reason)
+
+    def _emit_event(self, obj: dict, message: str, type_: str = "Warning", reason: str = EVENT_REASON) -> None:
         md = obj.get("metadata") or {}
         now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         event = {
@@ -238,7 +242,7 @@ class LiveCluster:
             "metadata": {"generateName": f"{md.get('name', 'object')}.", "namespace": md.get("namespace") or "default"},
             "involvedObject": {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "name": md.get("name"),
                                "namespace": md.get("namespace"), "uid": md.get("uid")},
-            "reason": EVENT_REASON, "message": message, "type": "Warning",
+            "reason": reason, "message": message, "type": type_,
             "source": {"component": EVENT_COMPONENT}, "reportingComponent": EVENT_COMPONENT,
             "firstTimestamp": now, "lastTimestamp": now, "count": 1,
         }

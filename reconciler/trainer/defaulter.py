@@ -44,17 +44,18 @@ class BadRequest(Rejection):
         return ""
 
 
-def decode_error(obj: dict, schema: dict) -> str | None:
-    """Go's ``json.Unmarshal`` error for ``obj`` (first type mismatch), if it has one we can name."""
-    return _walk(obj, schema, "")
+def decode_error(obj: dict, schema: dict, structs: dict[str, str] | None = None) -> str | None:
+    """Go's ``json.Unmarshal`` error for ``obj`` (first type mismatch), if it has one we can name;
+    ``structs`` maps a struct's JSON path to its Go type name (default: the TrainJob's)."""
+    return _walk(obj, schema, "", _GO_STRUCTS if structs is None else structs)
 
 
-def _walk(value, schema: dict, path: str) -> str | None:
+def _walk(value, schema: dict, path: str, structs: dict[str, str]) -> str | None:
     if value is None or schema.get("x-kubernetes-int-or-string") or schema.get("x-kubernetes-preserve-unknown-fields"):
         return None
     expected = schema.get("type")
     if expected in ("integer", "number", "boolean", "string"):
-        return _scalar(value, schema, path)
+        return _scalar(value, schema, path, structs)
     if expected == "object" and isinstance(value, dict):
         properties = schema.get("properties") or {}
         for key in sorted(value):
@@ -63,18 +64,18 @@ def _walk(value, schema: dict, path: str) -> str | None:
             sub = properties.get(key)
             if sub is None:
                 continue
-            found = _walk(value[key], sub, f"{path}.{key}" if path else key)
+            found = _walk(value[key], sub, f"{path}.{key}" if path else key, structs)
             if found:
                 return found
     elif expected == "array" and isinstance(value, list):
         for item in value:
-            found = _walk(item, schema.get("items") or {}, path)
+            found = _walk(item, schema.get("items") or {}, path, structs)
             if found:
                 return found
     return None
 
 
-def _scalar(value, schema: dict, path: str) -> str | None:
+def _scalar(value, schema: dict, path: str, structs: dict[str, str]) -> str | None:
     expected = schema["type"]
     if expected == "string":
         ok, go_type = isinstance(value, str), "string"
@@ -87,7 +88,7 @@ def _scalar(value, schema: dict, path: str) -> str | None:
     if ok:
         return None
     parent = path.rpartition(".")[0]
-    struct = _GO_STRUCTS.get(parent)
+    struct = structs.get(parent)
     if struct is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):

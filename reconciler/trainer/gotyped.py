@@ -55,6 +55,11 @@ def runtime(obj: dict) -> dict:
     return _struct("runtime", meta.clone(obj))
 
 
+def pod_template(template: dict) -> dict:
+    """A ``corev1.PodTemplateSpec`` after the same round trip (other workloads' templates: LeaderWorkerSet)."""
+    return _struct("podTemplate", meta.clone(template))
+
+
 def _struct(type_name: str, value: dict) -> dict:
     fields = _FIELDS.get(type_name, {})
     out = {}
