@@ -19,6 +19,8 @@ import yaml
 
 from reconciler.profiles import PROFILES
 
+from . import yamlio
+
 SCHEMA_PATH = Path(__file__).parent / "schema" / "case-table.schema.json"
 
 
@@ -163,7 +165,7 @@ def load_table(path: Path, root: Path) -> Table:
     rel = _display(path, root)
     table = Table(path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yamlio.load(path.read_text())
     except yaml.YAMLError as exc:
         table.cases.append(BrokenCase(f"{rel}#file", f"{rel}: malformed YAML: {exc}", path))
         return table
@@ -287,22 +289,26 @@ def _patched(manifest: dict, ops_lists: list[list], what: str) -> dict:
 
 
 @lru_cache(maxsize=None)
-def _load_base_cached(path: Path) -> str:
-    return path.read_text()
+def _load_base_cached(path: Path) -> dict | CaseError:
+    """A base, parsed once per run (rows get copies); or the error every row using it reports."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        return CaseError(f"cannot read base {path}: {exc.strerror}")
+    try:
+        doc = yamlio.load(text)
+    except yaml.YAMLError as exc:
+        return CaseError(f"malformed YAML in base {path}: {exc}")
+    if not isinstance(doc, dict) or "kind" not in doc:
+        return CaseError(f"base {path} is not a Kubernetes object")
+    return doc
 
 
 def _load_base(path: Path) -> dict:
-    try:
-        text = _load_base_cached(path)
-    except OSError as exc:
-        raise CaseError(f"cannot read base {path}: {exc.strerror}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise CaseError(f"malformed YAML in base {path}: {exc}") from None
-    if not isinstance(doc, dict) or "kind" not in doc:
-        raise CaseError(f"base {path} is not a Kubernetes object")
-    return doc
+    doc = _load_base_cached(path)
+    if isinstance(doc, CaseError):
+        raise CaseError(str(doc))
+    return copy.deepcopy(doc)
 
 
 def _row_key(row, index: int) -> str:

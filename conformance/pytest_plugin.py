@@ -148,6 +148,15 @@ def pytest_deselected(items):
         item.config.stash[_STATE_KEY]["selected_everything"] = False
 
 
+def pytest_report_teststatus(report, config):
+    """Live: no progress letter per case. Cases finish in the pool's order, not pytest's, so the
+    pool's own progress line (:mod:`conformance.live.progress`) says where the run is."""
+    if (config.getoption("--conformance-backend") == "live" and _SUITE_TEST in report.nodeid
+            and report.when == "call"):
+        return report.outcome, "", report.outcome.upper()
+    return None
+
+
 @pytest.fixture
 def conformance_backend(request):
     if request.config.getoption("--conformance-backend") == "live":

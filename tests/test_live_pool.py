@@ -104,6 +104,39 @@ def test_budget_limits_overlap_but_a_too_big_case_still_runs_alone():
     assert rec.seen["big"] == set()
 
 
+def test_lanes_run_their_profiles_side_by_side_each_with_its_own_barrier_and_budget():
+    rec = Recorder()
+    jobs = [Job(j.key, j.profile, j.demand, j.call, lane=lane) for j, lane in (
+        (rec.job("a1", "a", Demand(resources={"pods": 6})), 0), (rec.job("a2", "a", Demand(resources={"pods": 6})), 0),
+        (rec.job("b1", "b"), 1), (rec.job("c1", "c"), 0))]
+    pool = LivePool(jobs, workers=4, budgets={0: {"pods": 10.0}, 1: {"pods": 100.0}}).start()
+    assert rec.started["a1"].wait(5) and rec.started["b1"].wait(5)  # two lanes: a and b at once
+    assert not rec.started["a2"].wait(0.3), "lane 0's budget of 10 pods held 12"
+    assert not rec.started["c1"].is_set(), "profile c overlapped a on lane 0"
+    rec.finish("a1")
+    assert rec.started["a2"].wait(5)
+    rec.finish("a2")
+    assert rec.started["c1"].wait(5)
+    _finish_all(rec, pool, ["a1", "a2", "b1", "c1"])
+    assert "b1" in rec.seen["a2"] or "a1" in rec.seen["b1"] or "b1" in rec.seen["a1"]
+
+
+def test_plan_lanes_spreads_the_heaviest_profiles_first():
+    from conformance.backends import live
+
+    def case(steps):
+        return type("Case", (), {"steps": [type("Step", (), {"repeat": 1})()] * steps if steps else None})()
+    cases = ([(f"x{i}", case(0), "big") for i in range(10)] + [(f"y{i}", case(3), "mid") for i in range(2)]
+             + [(f"z{i}", case(0), "small") for i in range(3)] + [("w", case(0), "tiny")])
+    demands = [Demand()] * len(cases)
+    # costs: big 10, mid 6, small 3, tiny 1 -> lane 0 takes big, lane 1 mid then small then tiny
+    assert live.plan_lanes(cases, demands, 2) == {"big": 0, "mid": 1, "small": 1, "tiny": 1}
+    assert set(live.plan_lanes(cases, demands, 1).values()) == {0}
+    assert live.plan_lanes(cases, demands, 8) == {"big": 0, "mid": 1, "small": 2, "tiny": 3}
+    pods = [Demand(at_once={"pods": 1024.0}) if p == "tiny" else Demand() for _, _, p in cases]
+    assert live.plan_lanes(cases, pods, 2)["tiny"] == 0 and live.plan_lanes(cases, pods, 2)["big"] == 1
+
+
 def test_unknown_demand_runs_alone():
     rec = Recorder()
     pool = LivePool([rec.job("a"), rec.job("odd", demand=Demand(unknown=True)), rec.job("c")], 4, {}).start()
@@ -115,7 +148,7 @@ def test_unknown_demand_runs_alone():
 def test_a_cluster_that_does_not_come_up_fails_every_case_with_its_error(monkeypatch):
     from conformance.backends import live
 
-    def unreachable(_profile):
+    def unreachable(_profile, _lane):
         raise ConnectionError("cluster at 127.0.0.1:6443 refused the connection")
 
     monkeypatch.setattr(live, "_capacity", unreachable)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -27,6 +28,7 @@ from reconciler import crds as crd_files, meta, profiles
 from ..live import session
 from ..live.case import CaseRun
 from ..live.pool import Demand, Job, LivePool, node_capacity, strings_in
+from ..live.progress import LiveProgress, Tally
 from ..normalize import normalize
 from ..live.scenario import ScenarioRun
 from ..outcome import Outcome
@@ -35,8 +37,8 @@ from ..outcome import Outcome
 TIMINGS: list[tuple[str, dict[str, float]]] = []
 
 
-def run(manifests: list[dict], profile: str, label: str = "") -> Outcome:
-    case = CaseRun(session.get(), profile, manifests, label=label)
+def run(manifests: list[dict], profile: str, label: str = "", lane: int = 0) -> Outcome:
+    case = CaseRun(session.lane(lane), profile, manifests, label=label)
     return _finished(case, case.run(), label)
 
 
@@ -66,7 +68,8 @@ def for_test(label: str):
 
 
 def start_pool(cases: list[tuple[str, object, str]], workers: int) -> None:
-    """Start running ``(test id, case, profile)`` on up to ``workers`` threads, in that order."""
+    """Start running ``(test id, case, profile)`` on up to ``workers`` threads per lane, in that
+    order within a lane (lanes: :func:`plan_lanes`)."""
     global _POOL
     stop_pool()
     if not cases:
@@ -77,16 +80,97 @@ def start_pool(cases: list[tuple[str, object, str]], workers: int) -> None:
     cases = sorted(cases, key=lambda c: (profile_order[c[2]], not any(s.live_timeout for s in c[1].steps or [])))
     demands = [_demand(case, label, profile) for label, case, profile in cases]
     claimed = set().union(*(d.claims.keys() for d in demands))
-    # Connect here, on the main thread: a local control plane's processes die with the thread
-    # that started them (PR_SET_PDEATHSIG), and the pool's threads come and go.
-    try:
-        capacity, failure = _capacity(cases[0][2]), None
-    except Exception as exc:  # noqa: BLE001 - every case then fails with this error, none is lost
-        capacity, failure = {}, exc
-    jobs = [Job(label, profile, demand.with_absent(claimed),
-                _raiser(failure) if failure else _caller(label, case, profile, demand.beyond(capacity)))
-            for (label, case, profile), demand in zip(cases, demands)]
-    _POOL = LivePool(jobs, workers, {name: value * NODE_SHARE for name, value in capacity.items()}).start()
+    lane_of = plan_lanes(cases, demands, session.max_lanes())
+    firsts = {}
+    for _, _, profile in cases:
+        firsts.setdefault(lane_of[profile], profile)
+    capacities, failures = _connect_lanes(firsts)
+    jobs = []
+    for (label, case, profile), demand in zip(cases, demands):
+        lane = lane_of[profile]
+        call = (_raiser(failures[lane]) if lane in failures
+                else _caller(label, case, profile, demand.beyond(capacities[lane]), lane))
+        jobs.append(Job(label, profile, demand.with_absent(claimed), call, lane=lane, cost=case_cost(case, demand)))
+    budgets = {lane: {name: value * NODE_SHARE for name, value in capacity.items()}
+               for lane, capacity in capacities.items()}
+    pool = LivePool(jobs, workers, budgets=budgets)
+    _start_progress(pool, jobs)
+    _POOL = pool.start()
+
+
+_PROGRESS: LiveProgress | None = None
+
+
+def _start_progress(pool: LivePool, jobs: list[Job]) -> None:
+    global _PROGRESS
+    tally = Tally()
+    for job in jobs:
+        tally.add(job.profile, job.lane, job.cost)
+    _PROGRESS = LiveProgress(tally).start()
+
+    def tell(event: str, job: Job) -> None:
+        failed = job.error is not None and not isinstance(job.error, pytest.skip.Exception)
+        _PROGRESS.on_event(event, job.profile, job.cost, failed)
+
+    pool.listeners.append(tell)
+
+
+def _connect_lanes(firsts: dict[int, str]) -> tuple[dict[int, dict[str, float]], dict[int, Exception]]:
+    """Start (or connect) every lane's cluster with its first profile, all at once; returns the
+    capacity of each and the error of each that failed (its cases then fail with it).
+
+    A local control plane's processes die with the thread that started them (PR_SET_PDEATHSIG),
+    and the pool's threads come and go: lane 0 starts on this (the main) thread, which also
+    installs the planes' signal hooks; every other lane on a thread of its own that lives until
+    its session closes."""
+    capacities: dict[int, dict[str, float]] = {}
+    failures: dict[int, Exception] = {}
+
+    def connect(lane: int) -> None:
+        try:
+            capacities[lane] = _capacity(firsts[lane], lane)
+        except Exception as exc:  # noqa: BLE001 - reported through every case of the lane
+            capacities[lane], failures[lane] = {}, exc
+
+    def keeper(lane: int, ready: threading.Event) -> None:
+        connect(lane)
+        ready.set()
+        session.lane(lane).closed.wait()
+
+    waits = []
+    for lane in sorted(firsts):
+        if lane == 0:
+            continue
+        ready = threading.Event()
+        threading.Thread(target=keeper, args=(lane, ready), name=f"live-lane-{lane}", daemon=True).start()
+        waits.append(ready)
+    if 0 in firsts:
+        connect(0)
+    for ready in waits:
+        ready.wait()
+    return capacities, failures
+
+
+def case_cost(case, demand: Demand) -> float:
+    """A rough relative cost of a live case: a settle per step (a fault step's repeats each
+    settle), plus its pods (a 1,024-pod group weighs like a few dozen small cases)."""
+    steps = sum(getattr(step, "repeat", 1) for step in case.steps) if case.steps else 1
+    return steps + demand.at_once.get("pods", 0.0) / 32
+
+
+def plan_lanes(cases: list[tuple[str, object, str]], demands: list[Demand], lanes: int) -> dict[str, int]:
+    """Profile -> lane: each profile runs whole on one lane; the heaviest profiles are placed first,
+    each on the lane with the least work so far (longest-processing-time first)."""
+    cost: dict[str, float] = {}
+    for (_, case, profile), demand in zip(cases, demands):
+        cost[profile] = cost.get(profile, 0.0) + case_cost(case, demand)
+    load = [0.0] * max(1, min(lanes, len(cost)))
+    lane_of = {}
+    for profile in sorted(cost, key=lambda p: (-cost[p], p)):
+        lane = min(range(len(load)), key=lambda i: (load[i], i))
+        lane_of[profile] = lane
+        load[lane] += cost[profile]
+    return lane_of
 
 
 def _raiser(exc: Exception):
@@ -96,25 +180,27 @@ def _raiser(exc: Exception):
 
 
 def stop_pool() -> None:
-    global _POOL
+    global _POOL, _PROGRESS
     if _POOL is not None:
         _POOL.stop()
         _POOL = None
+    if _PROGRESS is not None:
+        _PROGRESS.stop()
+        _PROGRESS = None
 
 
-def _caller(label: str, case, profile: str, beyond: list[str]):
+def _caller(label: str, case, profile: str, beyond: list[str], lane: int):
     if beyond:  # its pods could never all start here: a skip that says why, never a pass
-        reason = (f"live backend: needs {', '.join(beyond)} at once on its schedulable nodes "
-                  f"(a bigger cluster runs it, e.g. bench/live_restart_bench.py's)")
+        reason = f"live backend: needs {', '.join(beyond)} at once on its schedulable nodes"
         return lambda: pytest.skip(reason)
     if case.steps:
-        return lambda: run_steps(case.steps, profile, label=label)
-    return lambda: run(case.inputs, profile, label=label)
+        return lambda: run_steps(case.steps, profile, label=label, lane=lane)
+    return lambda: run(case.inputs, profile, label=label, lane=lane)
 
 
-def _capacity(first_profile: str) -> dict[str, float]:
-    """Connects (or starts) the cluster; the pods, CPUs and GPUs its schedulable nodes offer."""
-    api = session.get().ensure(first_profile)
+def _capacity(first_profile: str, lane: int) -> dict[str, float]:
+    """Connects (or starts) the lane's cluster; the pods, CPUs and GPUs its schedulable nodes offer."""
+    api = session.lane(lane).ensure(first_profile)
     return node_capacity(api.list(api.must_resource("v1", "Node")).get("items", []))
 
 
@@ -158,8 +244,8 @@ def _share_mode(obj: dict, rendered: list[dict]) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def run_steps(steps: list, profile: str, label: str = "") -> list[Outcome]:
-    scenario = ScenarioRun(session.get(), profile, steps, label=label)
+def run_steps(steps: list, profile: str, label: str = "", lane: int = 0) -> list[Outcome]:
+    scenario = ScenarioRun(session.lane(lane), profile, steps, label=label)
     return _finished(scenario, scenario.run_steps(), label)
 
 

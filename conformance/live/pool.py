@@ -5,8 +5,10 @@ steady state needs a quiet window), so running several at once is what makes a l
 Cases are already isolated by namespace; what they still share is:
 
 * **the operator**: one per profile (a profile switch restarts it and replaces the CRDs), so only
-  cases of one profile are ever in flight together; the next profile starts when the last case
-  of the previous one has finished;
+  cases of one profile are ever in flight together on one cluster; the next profile starts when
+  the last case of the previous one has finished. A run may have several *lanes* - independent
+  clusters, each with its own operator (the local planes of ``backends/live.py``) - and each lane
+  goes through its own profiles, side by side with the others;
 * **cluster-scoped inputs** (ClusterTrainingRuntimes): they keep their names, because names are
   part of what is tested. Each case *claims* every such name it creates or merely mentions, in a
   mode: the content it creates (its manifest plus what render says becomes of it - finalizers
@@ -123,20 +125,29 @@ class Job:
     profile: str
     demand: Demand
     call: Callable[[], Any]
+    #: Which cluster (lane) runs it; budgets, workers and the profile barrier are per lane.
+    lane: int = 0
+    #: Relative cost, for progress estimates.
+    cost: float = 1.0
     done: threading.Event = field(default_factory=threading.Event)
     result: Any = None
     error: BaseException | None = None
 
 
 class LivePool:
-    """Starts jobs on up to ``workers`` threads within ``budget`` (resource -> amount)."""
+    """Starts jobs on up to ``workers`` threads per lane within each lane's budget (resource ->
+    amount; ``budget`` for every lane, or ``budgets`` per lane)."""
 
-    def __init__(self, jobs: list[Job], workers: int, budget: dict[str, float]):
+    def __init__(self, jobs: list[Job], workers: int, budget: dict[str, float] | None = None,
+                 budgets: dict[int, dict[str, float]] | None = None):
         self.workers = max(1, workers)
-        self.budget = budget
+        self._budgets = budgets or {}
+        self._default_budget = budget or {}
         self._pending = list(jobs)
         self._jobs = {job.key: job for job in jobs}
         self._running: list[Job] = []
+        #: Listeners told about every job that starts or ends (progress display): f(event, job).
+        self.listeners: list[Callable[[str, Job], None]] = []
         self._cond = threading.Condition()
         self._stopped = False
         self._dispatcher = threading.Thread(target=self._dispatch, name="live-pool", daemon=True)
@@ -178,33 +189,50 @@ class LivePool:
                     continue
                 self._pending.remove(job)
                 self._running.append(job)
+                self._tell("start", job)
                 threading.Thread(target=self._work, args=(job,), name=f"live-case-{job.key}", daemon=True).start()
 
+    def _tell(self, event: str, job: Job) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(event, job)
+            except Exception:  # noqa: BLE001 - a display must never stop the run
+                pass
+
     def _next_startable(self) -> Job | None:
-        if len(self._running) >= self.workers:
+        for lane in dict.fromkeys(job.lane for job in self._pending):
+            job = self._next_in_lane(lane)
+            if job is not None:
+                return job
+        return None
+
+    def _next_in_lane(self, lane: int) -> Job | None:
+        running = [j for j in self._running if j.lane == lane]
+        pending = [j for j in self._pending if j.lane == lane]
+        if len(running) >= self.workers or not pending:
             return None
-        profile = self._running[0].profile if self._running else self._pending[0].profile
+        profile = running[0].profile if running else pending[0].profile
         held: dict[str, str] = {}
-        for job in self._running:
+        for job in running:
             held.update(job.demand.claims)
         waiting: set[str] = set()  # names an earlier case waits for: later ones may not overtake it
-        for job in self._pending:
+        for job in pending:
             if job.profile != profile:
-                break  # a profile starts only after the previous one has finished
+                break  # a profile starts only after the previous one of its lane has finished
             claims = job.demand.claims
             agrees = all(held.get(name, mode) == mode for name, mode in claims.items())
-            if agrees and not (waiting & claims.keys()) and self._fits(job):
+            if agrees and not (waiting & claims.keys()) and self._fits(job, running):
                 return job
             waiting |= claims.keys()
         return None
 
-    def _fits(self, job: Job) -> bool:
-        if not self._running:
+    def _fits(self, job: Job, running: list[Job]) -> bool:
+        if not running:
             return True  # alone, a case gets the whole cluster (and fails for itself if too big)
-        if job.demand.unknown or any(j.demand.unknown for j in self._running):
+        if job.demand.unknown or any(j.demand.unknown for j in running):
             return False
-        for name, limit in self.budget.items():
-            used = sum(j.demand.resources.get(name, 0.0) for j in self._running)
+        for name, limit in self._budgets.get(job.lane, self._default_budget).items():
+            used = sum(j.demand.resources.get(name, 0.0) for j in running)
             if used + job.demand.resources.get(name, 0.0) > limit:
                 return False
         return True
@@ -218,6 +246,7 @@ class LivePool:
             with self._cond:
                 self._running.remove(job)
                 job.done.set()
+                self._tell("end", job)
                 self._cond.notify_all()
 
 

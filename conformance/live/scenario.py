@@ -136,9 +136,8 @@ class _NeverWatch:
 
     def _check(self, i: int, item: dict) -> None:
         def objects_of(api_version: str, kind: str) -> list[dict]:
-            found = [o for o in self.run.session.cache.all()
-                     if o.get("kind") == kind and o.get("apiVersion") == api_version
-                     and o["metadata"].get("namespace") in self.namespaces]
+            found = [o for o in self.run.session.cache.in_namespaces(self.namespaces)
+                     if o.get("kind") == kind and o.get("apiVersion") == api_version]
             return self.run.names.back(found)
         self._report(i, expectations.never_seen([item], objects_of))
 

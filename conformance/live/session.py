@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from reconciler import crds as crd_files, profiles
@@ -34,6 +35,10 @@ from . import external
 from .shared import SharedInputs
 from .steady import Activity
 
+
+
+#: No proxy from the environment for 127.0.0.1.
+_LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def _env_float(name: str, default: float) -> float:
@@ -128,6 +133,8 @@ class LiveSession:
         self.shared = SharedInputs()
         self.informers: list[Informer] = []
         self.timings: dict[str, float] = {}
+        #: Set by close(): a thread that started this session's plane may end then.
+        self.closed = threading.Event()
         #: CPU seconds per component, filled in by close() (benchmarks: where a run's time goes).
         self.cpu: dict[str, float] = {}
         self._cpu_start = sum(os.times()[:2])
@@ -201,7 +208,28 @@ class LiveSession:
                 self.cpu.update(self.plane.cpu_seconds())
                 self.plane.down()
                 self.plane = None
+            self.closed.set()
             self.profile = None
+
+    def operator_behind(self) -> list[str]:
+        """What the reference operator has not handled yet of everything this session's informers
+        saw ([] when it has caught up, or when the operator is not ours: nothing to ask)."""
+        url = (self.operator.ready or {}).get("caughtUpUrl") if self.operator is not None else None
+        if not url:
+            return []
+        seen = [[group, kind, rv] for (group, kind), rv in self.activity.seen_versions().items()]
+        request = urllib.request.Request(url, data=json.dumps({"seen": seen}).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        try:
+            with _LOOPBACK.open(request, timeout=5) as response:
+                return [f"reference operator has not handled {b}" for b in json.loads(response.read())["behind"]]
+        except (OSError, ValueError, KeyError) as exc:
+            return [f"reference operator does not answer {url}: {exc}"]
+
+    @property
+    def owns_cluster(self) -> bool:
+        """The cluster is a local plane this session started and will throw away."""
+        return self.plane is not None
 
     @property
     def fault_quiet(self) -> float:
@@ -220,33 +248,54 @@ class LiveSession:
         return self.api.request("GET", "/version").get("gitVersion", "unknown")
 
 
-_SESSION: LiveSession | None = None
+#: Lane 0 (``get()``) and any further lanes a run opened (``lane(i)``): independent clusters.
+_SESSIONS: list[LiveSession] = []
 
 
 def get() -> LiveSession:
-    global _SESSION
-    if _SESSION is None:
-        _SESSION = LiveSession()
+    return lane(0)
+
+
+def lane(index: int) -> LiveSession:
+    """The session of lane ``index`` (made on first use; a lane beyond the first can only be a
+    local plane of its own, see :func:`max_lanes`)."""
+    if not _SESSIONS:
         atexit.register(close)
-    return _SESSION
+    while len(_SESSIONS) <= index:
+        _SESSIONS.append(LiveSession())
+    return _SESSIONS[index]
+
+
+def max_lanes() -> int:
+    """How many clusters a run may use side by side: one when it is given a cluster (a kubeconfig,
+    an external operator), else ``TC_LIVE_PLANES`` local planes (default 2: on 2 cores one plane
+    keeps about one core busy, and a live table is mostly waiting)."""
+    settings = Settings()
+    if settings.kubeconfig or settings.operator == "external":
+        return 1
+    return max(1, int(os.environ.get("TC_LIVE_PLANES", "2")))
 
 
 def configure(kubeconfig: str | None = None) -> None:
-    """Point the (next) session at a cluster; the pytest plugin calls this for ``--kubeconfig``."""
+    """Point the (next) sessions at a cluster; the pytest plugin calls this for ``--kubeconfig``."""
     if kubeconfig:
         os.environ["TC_LIVE_KUBECONFIG"] = str(kubeconfig)
-    if _SESSION is not None and _SESSION.api is None:
-        _SESSION.settings = Settings()
+    for session in _SESSIONS:
+        if session.api is None:
+            session.settings = Settings()
 
 
-#: The CPU use of the last session closed in this process (benchmarks read it).
+#: The CPU use of the last sessions closed in this process, summed per component (benchmarks read it).
 LAST_CPU: dict[str, float] = {}
 
 
 def close() -> None:
-    global _SESSION
-    if _SESSION is not None:
-        _SESSION.close()
-        LAST_CPU.clear()
-        LAST_CPU.update(_SESSION.cpu)
-        _SESSION = None
+    if not _SESSIONS:
+        return
+    LAST_CPU.clear()
+    for session in _SESSIONS:
+        session.close()
+        for name, seconds in session.cpu.items():
+            # "harness" is this whole process since the session began: the first lane's covers the others.
+            LAST_CPU[name] = max(LAST_CPU.get(name, 0.0), seconds) if name == "harness" else LAST_CPU.get(name, 0.0) + seconds
+    _SESSIONS.clear()

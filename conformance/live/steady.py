@@ -46,6 +46,9 @@ class Activity:
         self.last: dict[str, float] = {}
         #: Events seen so far (any namespace).
         self.events = 0
+        #: The newest resourceVersion seen per (group, kind), for asking an operator whether it has
+        #: caught up with everything seen here (:meth:`wait` ``settled``).
+        self.rv_by_kind: dict[tuple[str, str], int] = {}
         #: Called with every event too (a scenario step's ``never`` watch), on the informer's thread.
         self.listeners: list = []
 
@@ -53,14 +56,37 @@ class Activity:
         namespace = (obj.get("metadata") or {}).get("namespace", "")
         for listener in list(self.listeners):
             listener(event_type, obj)
+        rv = (obj.get("metadata") or {}).get("resourceVersion", "")
         with self.cond:
             self.last[namespace] = time.monotonic()
             self.events += 1
+            if rv.isdigit():
+                gk = (meta.group_of(obj.get("apiVersion", "")), obj.get("kind", ""))
+                self.rv_by_kind[gk] = max(self.rv_by_kind.get(gk, 0), int(rv))
             self.cond.notify_all()
 
-    def wait(self, namespaces: list[str], ready, quiet: float, timeout: float, since: float) -> list[str]:
+    def seen_versions(self) -> dict[tuple[str, str], int]:
+        with self.cond:
+            return dict(self.rv_by_kind)
+
+    def wait(self, namespaces: list[str], ready, quiet: float, timeout: float, since: float,
+             settled=None) -> list[str]:
         """Block until ``ready()`` returns no reasons and the namespaces were quiet for ``quiet``
-        seconds; returns the reasons that remained when ``timeout`` ran out ([] = steady)."""
+        seconds, and then ``settled()`` (if given: e.g. the operator has caught up) returns none
+        either; returns the reasons that remained when ``timeout`` ran out ([] = steady)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            reasons = self._wait(namespaces, ready, quiet, max(0.0, deadline - time.monotonic()), since)
+            if reasons or settled is None:
+                return reasons
+            behind = settled()  # outside the lock: it may ask another process
+            if not behind:
+                return []
+            if time.monotonic() >= deadline:
+                return behind
+            time.sleep(0.02)
+
+    def _wait(self, namespaces: list[str], ready, quiet: float, timeout: float, since: float) -> list[str]:
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:

@@ -1,7 +1,10 @@
 """``python -m reconciler.live --kubeconfig K --profile P``: run the reference operator.
 
 It installs the profile's CRDs, registers its webhooks, starts its informers and then prints one
-line ``ready {json}`` (timings, CRD actions) on stdout. It stops - removing its webhook
+line ``ready {json}`` (timings, CRD actions, ``caughtUpUrl``) on stdout. ``caughtUpUrl`` is a plain
+HTTP endpoint on 127.0.0.1: POST ``{"seen": [[group, kind, resourceVersion], ...]}`` answers
+``{"behind": [...]}``, empty once the operator has handled every event an observer saw
+(:meth:`Operator.caught_up`) - how the harness knows this operator is done, not just quiet. It stops - removing its webhook
 configurations - on SIGTERM/SIGINT, or when stdin closes if ``--exit-with-stdin`` is given (so
 that it never outlives the harness that started it).
 """
@@ -14,6 +17,7 @@ import logging
 import signal
 import sys
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from ..profiles import PROFILES
 from .operator import Operator
@@ -44,13 +48,40 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: operator start failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         operator.stop()
         return 1
-    ready = {"profile": args.profile, "timings": {k: round(v, 3) for k, v in operator.timings.items()},
+    server = _caught_up_server(operator)
+    ready = {"profile": args.profile, "caughtUpUrl": f"http://127.0.0.1:{server.server_port}/caught-up", "timings": {k: round(v, 3) for k, v in operator.timings.items()},
              "crds": operator.crd_report, "controllers": [type(c).__name__ for c in operator.cluster.controllers],
              "replacedByKubernetes": operator.replaced_by_kubernetes, "webhookPort": operator.webhooks.port}
     print("ready " + json.dumps(ready), flush=True)
     stop.wait()
+    server.shutdown()
     operator.stop()
     return 0
+
+
+def _caught_up_server(operator: Operator) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            try:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                seen = {(group, kind): int(rv) for group, kind, rv in body.get("seen", [])}
+                answer, code = {"behind": operator.caught_up(seen)}, 200
+            except (ValueError, TypeError) as exc:
+                answer, code = {"error": str(exc)}, 400
+            data = json.dumps(answer).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args) -> None:  # quiet
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="caught-up", daemon=True).start()
+    return server
 
 
 if __name__ == "__main__":

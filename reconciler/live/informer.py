@@ -30,11 +30,14 @@ def _rv(obj: dict) -> int | None:
 
 class Cache:
     """The newest known copy of every watched object. Thread-safe; hands out the stored dicts,
-    which callers must not change (the facade copies them)."""
+    which callers must not change (the facade copies them). Indexed by kind and namespace, so a
+    lookup costs what it returns, not what the cache holds (a live run keeps thousands of objects)."""
 
     def __init__(self):
         self._lock = threading.RLock()
         self._objects: dict[Key, dict] = {}
+        self._by_kind: dict[tuple[str, str], dict[Key, None]] = {}
+        self._by_namespace: dict[str, dict[Key, None]] = {}
         self._seq: dict[Key, int] = {}
         self._by_uid: dict[str, Key] = {}
         self._owner_uids: dict[Key, tuple[str, ...]] = {}
@@ -56,6 +59,8 @@ class Cache:
             if k not in self._seq:
                 self._counter += 1
                 self._seq[k] = self._counter
+                self._by_kind.setdefault(k[:2], {})[k] = None
+                self._by_namespace.setdefault(k[2], {})[k] = None
             self._objects[k] = obj
             self._by_uid[obj["metadata"].get("uid", "")] = k
             self._index_owners(k, obj)
@@ -75,6 +80,8 @@ class Cache:
     def _forget(self, k: Key, obj: dict) -> None:
         self._objects.pop(k, None)
         self._seq.pop(k, None)
+        self._by_kind.get(k[:2], {}).pop(k, None)
+        self._by_namespace.get(k[2], {}).pop(k, None)
         self._by_uid.pop(obj["metadata"].get("uid", ""), None)
         for uid in self._owner_uids.pop(k, ()):
             self._dependents.get(uid, {}).pop(k, None)
@@ -91,7 +98,7 @@ class Cache:
         """After a (re)list: store ``objects`` and drop the kind's others; returns the dropped ones."""
         keep = {meta.key(o) for o in objects}
         with self._lock:
-            gone = [o for k, o in self._objects.items() if k[:2] == (group, kind) and k not in keep]
+            gone = [self._objects[k] for k in self._by_kind.get((group, kind), {}) if k not in keep]
             for obj in gone:
                 self._forget(meta.key(obj), obj)
             for obj in objects:
@@ -110,9 +117,16 @@ class Cache:
     def list(self, group: str, kind: str, namespace: str | None = None) -> list[dict]:
         """In the order first seen (creation order, as far as a watch can tell)."""
         with self._lock:
-            found = [(self._seq[k], o) for k, o in self._objects.items()
-                     if k[:2] == (group, kind) and (namespace is None or k[2] == namespace)]
-        return [o for _, o in sorted(found, key=lambda pair: pair[0])]
+            keys = self._by_kind.get((group, kind), {})
+            if namespace is not None:
+                keys = [k for k in keys if k[2] == namespace]
+            return [self._objects[k] for k in sorted(keys, key=self._seq.__getitem__)]
+
+    def in_namespaces(self, namespaces) -> list[dict]:
+        """Every object in these namespaces, in the order first seen."""
+        with self._lock:
+            keys = [k for ns in namespaces for k in self._by_namespace.get(ns, {})]
+            return [self._objects[k] for k in sorted(keys, key=self._seq.__getitem__)]
 
     def dependents(self, uid: str) -> list[dict]:
         with self._lock:

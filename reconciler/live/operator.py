@@ -71,6 +71,8 @@ class Operator:
         self.webhooks: WebhookServer | None = None
         self._worker = threading.Thread(target=self._work, name="reconcile-worker", daemon=True)
         self._failures: dict = {}
+        #: The newest resourceVersion each watched (group, kind) has delivered (:meth:`caught_up`).
+        self._seen_rv: dict[tuple[str, str], int] = {}
         self.timings: dict[str, float] = {}
         self.crd_report: dict[str, str] = {}
 
@@ -113,6 +115,9 @@ class Operator:
     # ------------------------------------------------------------------ events → queue
     def _on_event(self, _event_type: str, obj: dict) -> None:
         k = meta.key(obj)
+        rv = (obj.get("metadata") or {}).get("resourceVersion", "")
+        if rv.isdigit() and int(rv) > self._seen_rv.get(k[:2], 0):
+            self._seen_rv[k[:2]] = int(rv)
         for i in self._watchers.get(k[:2], ()):
             self.queue.add((i, k))
             related = getattr(self.cluster.controllers[i], "related", None)  # see Cluster._touch
@@ -127,6 +132,25 @@ class Operator:
             owner_key = meta.key(owner) if owner is not None else (*owner_gk, k[2], ref.get("name", ""))
             for i in indexes:
                 self.queue.add((i, owner_key))
+
+    # ------------------------------------------------------------------ caught up?
+    #: Retries due later than this are an error's back-off, not work under way.
+    RETRY_HORIZON = 1.0
+
+    def caught_up(self, seen: dict[tuple[str, str], int]) -> list[str]:
+        """Whether this operator has handled everything an observer saw: for each watched kind, an
+        event at least as new as ``seen[kind]`` delivered (a watch delivers a kind's events in
+        resourceVersion order), and nothing queued or being reconciled. Returns what is behind."""
+        behind = [f"{kind} up to {rv}" for (group, kind), rv in sorted(seen.items())
+                  if (group, kind) in self._watched_set and self._seen_rv.get((group, kind), 0) < rv]
+        pending = self.queue.pending(self.RETRY_HORIZON)
+        if pending:
+            behind.append(f"{pending} item(s) queued or in progress")
+        return behind
+
+    @property
+    def _watched_set(self) -> set[tuple[str, str]]:
+        return {(inf.resource.group, inf.resource.kind) for inf in self.informers}
 
     # ------------------------------------------------------------------ worker
     def _work(self) -> None:

@@ -68,6 +68,13 @@ class WorkQueue:
             self._shutdown = True
             self._cond.notify_all()
 
+    def pending(self, horizon: float) -> int:
+        """Items queued or being processed, plus delayed ones due within ``horizon`` seconds (a
+        retry after a conflict is work under way; one backed off for seconds after an error is not)."""
+        with self._cond:
+            due = time.monotonic() + horizon
+            return len(self._queue) + len(self._processing) + sum(1 for when, _, _ in self._delayed if when <= due)
+
     def __len__(self) -> int:
         with self._cond:
             return len(self._queue) + len(self._processing) + len(self._delayed)
