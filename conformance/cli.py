@@ -178,6 +178,9 @@ def run(args, extra: list[str]) -> int:
         return 2
     pytest_args = [str(SUITE_DIR), "-p", "conformance.pytest_plugin", "-o", "addopts=", "-p", "no:cacheprovider",
                    "--rootdir", str(Path.cwd()), "--conformance-backend", args.backend, "-q"]
+    if args.backend == "live":
+        # The pool's progress line comes from a thread while tests wait; pytest would capture it.
+        pytest_args.append("--capture=no")
     if args.cases_dir:
         pytest_args += ["--conformance-cases-dir", args.cases_dir]
     if args.snapshots_dir:

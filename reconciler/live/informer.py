@@ -146,6 +146,9 @@ class Informer(threading.Thread):
         super().__init__(name=f"informer-{resource.plural}.{resource.group or 'core'}", daemon=True)
         self.api, self.resource, self.cache, self.handler = api, resource, cache, handler
         self.synced = threading.Event()
+        #: How far this informer has read the resource: the resourceVersion of its last list or
+        #: event (an observer's later change to this resource has not been delivered yet).
+        self.position = 0
         self._stopped = threading.Event()
         self._watches: list = []
 
@@ -189,13 +192,19 @@ class Informer(threading.Thread):
             self.handler("DELETED", gone)
         for item in items:
             self.handler("SYNC", item)
+        self._advance(listing["metadata"]["resourceVersion"])
         self.synced.set()
         return listing["metadata"]["resourceVersion"]
+
+    def _advance(self, rv: str | None) -> None:
+        if rv and rv.isdigit():
+            self.position = max(self.position, int(rv))
 
     def _apply(self, event: dict) -> str | None:
         obj = event["object"]
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if event["type"] == "BOOKMARK":
+            self._advance(rv)
             return rv
         obj.setdefault("apiVersion", self.resource.api_version)
         obj.setdefault("kind", self.resource.kind)
@@ -204,6 +213,7 @@ class Informer(threading.Thread):
         else:
             self.cache.put(obj)
         self.handler(event["type"], obj)
+        self._advance(rv)
         return rv
 
 

@@ -71,8 +71,6 @@ class Operator:
         self.webhooks: WebhookServer | None = None
         self._worker = threading.Thread(target=self._work, name="reconcile-worker", daemon=True)
         self._failures: dict = {}
-        #: The newest resourceVersion each watched (group, kind) has delivered (:meth:`caught_up`).
-        self._seen_rv: dict[tuple[str, str], int] = {}
         self.timings: dict[str, float] = {}
         self.crd_report: dict[str, str] = {}
 
@@ -115,9 +113,6 @@ class Operator:
     # ------------------------------------------------------------------ events → queue
     def _on_event(self, _event_type: str, obj: dict) -> None:
         k = meta.key(obj)
-        rv = (obj.get("metadata") or {}).get("resourceVersion", "")
-        if rv.isdigit() and int(rv) > self._seen_rv.get(k[:2], 0):
-            self._seen_rv[k[:2]] = int(rv)
         for i in self._watchers.get(k[:2], ()):
             self.queue.add((i, k))
             related = getattr(self.cluster.controllers[i], "related", None)  # see Cluster._touch
@@ -138,19 +133,17 @@ class Operator:
     RETRY_HORIZON = 1.0
 
     def caught_up(self, seen: dict[tuple[str, str], int]) -> list[str]:
-        """Whether this operator has handled everything an observer saw: for each watched kind, an
-        event at least as new as ``seen[kind]`` delivered (a watch delivers a kind's events in
-        resourceVersion order), and nothing queued or being reconciled. Returns what is behind."""
+        """Whether this operator has handled everything an observer saw: for each watched kind, its
+        informer has read at least as far as ``seen[kind]`` (a list or watch delivers a kind's
+        changes in resourceVersion order), and nothing is queued or being reconciled. Returns what
+        is behind."""
+        position = {(inf.resource.group, inf.resource.kind): inf.position for inf in self.informers}
         behind = [f"{kind} up to {rv}" for (group, kind), rv in sorted(seen.items())
-                  if (group, kind) in self._watched_set and self._seen_rv.get((group, kind), 0) < rv]
+                  if (group, kind) in position and position[(group, kind)] < rv]
         pending = self.queue.pending(self.RETRY_HORIZON)
         if pending:
             behind.append(f"{pending} item(s) queued or in progress")
         return behind
-
-    @property
-    def _watched_set(self) -> set[tuple[str, str]]:
-        return {(inf.resource.group, inf.resource.kind) for inf in self.informers}
 
     # ------------------------------------------------------------------ worker
     def _work(self) -> None:
