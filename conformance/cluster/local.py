@@ -52,13 +52,11 @@ cluster up`` command uses to leave the cluster running.
 
 from __future__ import annotations
 
-import atexit
 import base64
 import datetime as dt
 import json
 import secrets
 import shutil
-import signal
 import socket
 import ssl
 import sys
@@ -67,7 +65,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,7 +72,7 @@ import yaml
 
 from . import certs
 from .binaries import COMPONENTS, KUBERNETES_VERSION, bin_dir as default_bin_dir, find_binaries
-from .process import cpu_seconds, is_running, log_tail, spawn, stop_groups
+from .process import cpu_seconds, down_at_exit, forget_at_exit, is_running, log_tail, spawn, stop_groups
 
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"  # certs.SERVING_IPS holds its first address
 POD_CIDR = "10.244.0.1/16"  # kwok's pod IPs; apart from the service range
@@ -120,7 +117,9 @@ class ClusterStartError(RuntimeError):
 
 @dataclass(frozen=True)
 class FakeNode:
-    """A Node kwok keeps Ready, with what the scheduler may place on it."""
+    """A Node kwok keeps Ready, with what the scheduler may place on it. ``kwok`` names the kwok
+    instance that manages it: the plane's own (``fake``: pods run) or the ``realnodes`` stand-in
+    kubelets' (``realnode``: pods never start, see kwok-stages-realnodes.yaml)."""
 
     name: str
     cpu: str = "32"
@@ -129,6 +128,7 @@ class FakeNode:
     #: A kubelet's default is 110; kwok's pods cost nothing but their API objects, and the table's
     #: biggest row is a group of 1,024 pods, which must run beside the rest (3 x 1,500 = 4,500).
     pods: str = "1500"
+    kwok: str = KWOK_NODE_ANNOTATION_VALUE
 
     def manifest(self) -> dict:
         resources = {"cpu": self.cpu, "memory": self.memory, "pods": self.pods}
@@ -139,7 +139,7 @@ class FakeNode:
             "kind": "Node",
             "metadata": {
                 "name": self.name,
-                "annotations": {KWOK_NODE_ANNOTATION: KWOK_NODE_ANNOTATION_VALUE},
+                "annotations": {KWOK_NODE_ANNOTATION: self.kwok},
                 "labels": {
                     "kubernetes.io/hostname": self.name,
                     "kubernetes.io/os": "linux",
@@ -156,6 +156,19 @@ class FakeNode:
 
 def default_nodes(count: int = 3) -> tuple[FakeNode, ...]:
     return tuple(FakeNode(f"kwok-node-{i}") for i in range(count))
+
+
+#: kwok's annotation value for the ``realnodes`` stand-in kubelets, and their stages.
+REAL_NODE_KWOK = "realnode"
+REAL_NODE_STAGES_FILE = Path(__file__).with_name("kwok-stages-realnodes.yaml")
+#: The component that runs them.
+REAL_NODE_COMPONENT = "kwok-realnodes"
+
+
+def real_nodes(count: int = 1) -> tuple[FakeNode, ...]:
+    """Stand-ins for a kind cluster's real kubelets: Ready, schedulable, untainted, roomy - and
+    no pod ever starts on them (the provider ``realnodes``)."""
+    return tuple(FakeNode(f"real-node-{i}", kwok=REAL_NODE_KWOK) for i in range(count))
 
 
 @dataclass
@@ -177,37 +190,6 @@ class Component:
         if self.popen is not None:
             return self.popen.poll() is None
         return self.pid is not None and is_running(self.pid, self.executable)
-
-
-# Planes started in this process without detach=True, for the exit and signal hooks.
-_ATTACHED: "weakref.WeakSet[LocalControlPlane]" = weakref.WeakSet()
-_HOOKS_INSTALLED = False
-
-
-def _down_all() -> None:
-    for plane in list(_ATTACHED):
-        plane.down()
-
-
-def _on_signal(signum, _frame) -> None:
-    _down_all()
-    # Then do what the signal would have done without us.
-    signal.signal(signum, signal.SIG_DFL)
-    signal.raise_signal(signum)
-
-
-def _install_hooks() -> None:
-    global _HOOKS_INSTALLED
-    if _HOOKS_INSTALLED:
-        return
-    atexit.register(_down_all)
-    if threading.current_thread() is threading.main_thread():
-        # SIGINT already raises KeyboardInterrupt, which unwinds through down(); only take
-        # over signals whose default would kill us without any cleanup.
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(signum) is signal.SIG_DFL:
-                signal.signal(signum, _on_signal)
-    _HOOKS_INSTALLED = True
 
 
 def free_ports(count: int) -> list[int]:
@@ -261,6 +243,10 @@ class LocalControlPlane:
         self._lock = threading.RLock()
         self._up = False
 
+    def _extra_components(self) -> list[str]:
+        """The realnodes' kwok, when the plane has stand-in kubelets."""
+        return [REAL_NODE_COMPONENT] if any(n.kwok == REAL_NODE_KWOK for n in self.nodes) else []
+
     # ------------------------------------------------------------------ paths
 
     @property
@@ -294,8 +280,7 @@ class LocalControlPlane:
             binaries = find_binaries(self.bin_dir)  # before anything is created
             started = time.monotonic()
             if not self.detach:
-                _install_hooks()
-                _ATTACHED.add(self)
+                down_at_exit(self)
             self._up = True
 
             def mark(step: str) -> None:
@@ -308,7 +293,7 @@ class LocalControlPlane:
                 mark("etcd")
                 self._start_and_wait(["kube-apiserver"])
                 mark("kube-apiserver")
-                clients = ["kube-controller-manager", "kube-scheduler", "kwok", VOLCANO_BINDER]
+                clients = ["kube-controller-manager", "kube-scheduler", "kwok", VOLCANO_BINDER, *self._extra_components()]
                 for name in clients:
                     self._start(name)
                 with self.api_client() as api:
@@ -344,7 +329,7 @@ class LocalControlPlane:
             stop_groups([(c.pid, c.popen) for c in running if c.name == "etcd"])
             for c in self.components.values():
                 c.pid, c.popen = None, None
-            _ATTACHED.discard(self)
+            forget_at_exit(self)
             self._up = False
             if self.state_dir is not None and self._owns_state_dir and not self.keep_state:
                 shutil.rmtree(self.state_dir, ignore_errors=True)
@@ -446,7 +431,7 @@ class LocalControlPlane:
         token_file = self.state_dir / "pki" / "tokens.csv"
         token_file.write_text(f'{self._token},{certs.ADMIN_USER},{certs.ADMIN_USER},"{certs.ADMIN_GROUP}"\n')
         token_file.chmod(0o600)
-        etcd_port, peer_port, api_port, kcm_port, sched_port, kwok_port, binder_port = free_ports(7)
+        etcd_port, peer_port, api_port, kcm_port, sched_port, kwok_port, binder_port, real_port = free_ports(8)
         self.server = f"https://127.0.0.1:{api_port}"
         self._write_kubeconfig(pki)
         logs = self.state_dir / "logs"
@@ -470,6 +455,9 @@ class LocalControlPlane:
                 f"--etcd-servers=http://127.0.0.1:{etcd_port}",
                 "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={api_port}",
                 *serving, f"--client-ca-file={pki.ca_cert}", f"--token-auth-file={token_file}",
+                # Steering of the harness's pod lifecycle (podlife.py): both act only on namespaces
+                # that carry their annotations, which only the harness's own namespaces do.
+                "--enable-admission-plugins=PodNodeSelector,PodTolerationRestriction",
                 f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
                 f"--service-account-key-file={pki.sa_pub}", f"--service-account-signing-key-file={pki.sa_key}",
                 f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
@@ -500,6 +488,12 @@ class LocalControlPlane:
             ],
             VOLCANO_BINDER: ["-m", "conformance.cluster.volcano_binder", f"--kubeconfig={kubeconfig}",
                              f"--health-port={binder_port}"],
+            REAL_NODE_COMPONENT: [
+                f"--kubeconfig={kubeconfig}", f"--config={REAL_NODE_STAGES_FILE}", "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}={REAL_NODE_KWOK}",
+                f"--node-lease-duration-seconds={KWOK_NODE_LEASE_SECONDS}", "--node-ip=127.0.0.2",
+                f"--server-address=127.0.0.1:{real_port}",
+            ],
         }
         health = {
             "etcd": f"http://127.0.0.1:{etcd_port}/readyz",
@@ -508,14 +502,16 @@ class LocalControlPlane:
             "kube-scheduler": f"https://127.0.0.1:{sched_port}/readyz",
             "kwok": f"http://127.0.0.1:{kwok_port}/readyz",
             VOLCANO_BINDER: f"http://127.0.0.1:{binder_port}/readyz",
+            REAL_NODE_COMPONENT: f"http://127.0.0.1:{real_port}/readyz",
         }
-        executables = {**{name: str(binaries[name]) for name in COMPONENTS}, VOLCANO_BINDER: sys.executable}
+        executables = {**{name: str(binaries[name]) for name in COMPONENTS}, VOLCANO_BINDER: sys.executable,
+                       REAL_NODE_COMPONENT: str(binaries["kwok"])}
         env = {name: dict(GO_ENV) for name in COMPONENTS}
         env["kube-controller-manager"].update(JOB_CONTROLLER_TIMING)
         self.components = {
             name: Component(name, [executables[name], *argv[name]], logs / f"{name}.log", health[name],
                             env=dict(env.get(name, {})))
-            for name in (*COMPONENTS, VOLCANO_BINDER)
+            for name in (*COMPONENTS, VOLCANO_BINDER, *self._extra_components())
         }
 
     def _write_kubeconfig(self, pki: certs.CertPaths) -> None:

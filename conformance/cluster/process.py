@@ -8,11 +8,14 @@ order instead of having them all die at once mid-write.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import signal
 import subprocess
+import threading
 import time
+import weakref
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
@@ -123,3 +126,44 @@ def log_tail(path: Path, lines: int = 25) -> str:
     except OSError:
         return "(no log)"
     return "\n".join(text.splitlines()[-lines:])
+
+
+# ---------------------------------------------------------------------- teardown at exit
+
+#: Things with a ``down()`` that must run even if the process ends abruptly (planes, harness nodes).
+_TEARDOWN: "weakref.WeakSet" = weakref.WeakSet()
+_HOOKS_INSTALLED = False
+
+
+def down_at_exit(thing) -> None:
+    """Call ``thing.down()`` at interpreter exit and on SIGTERM/SIGHUP (SIGINT already raises
+    KeyboardInterrupt, which unwinds through the owners' own ``down()``)."""
+    global _HOOKS_INSTALLED
+    if not _HOOKS_INSTALLED:
+        atexit.register(_down_all)
+        if threading.current_thread() is threading.main_thread():
+            # Only signals whose default would kill us without any cleanup.
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                if signal.getsignal(signum) is signal.SIG_DFL:
+                    signal.signal(signum, _on_signal)
+        _HOOKS_INSTALLED = True
+    _TEARDOWN.add(thing)
+
+
+def forget_at_exit(thing) -> None:
+    _TEARDOWN.discard(thing)
+
+
+def _down_all() -> None:
+    for thing in list(_TEARDOWN):
+        try:
+            thing.down()
+        except Exception:  # noqa: BLE001 - the next one must still be torn down
+            pass
+
+
+def _on_signal(signum, _frame) -> None:
+    _down_all()
+    # Then do what the signal would have done without us.
+    signal.signal(signum, signal.SIG_DFL)
+    signal.raise_signal(signum)

@@ -6,7 +6,9 @@ alone, so without this they would stay Pending for good. This binder is part of 
 control plane; on a vendor's cluster the real Volcano scheduler does this job.
 
 What it does: every Pod whose ``spec.schedulerName`` is ``volcano`` and that has no node yet is
-bound (``pods/binding``, as any scheduler binds) to a fake kwok Node, round robin.
+bound (``pods/binding``, as any scheduler binds) to a Ready Node whose labels match the pod's
+``nodeSelector`` and whose ``NoSchedule`` taints the pod tolerates, round robin - so a pod the
+harness steers onto its own Nodes (conformance/cluster/podlife.py) lands there.
 
 What it does *not* do, on purpose - it is **gang-less**: no PodGroup is read or written (no
 ``minMember`` gang admission, PodGroup phase stays as the controller left it), no queue, no
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import http.server
-import itertools
 import logging
 import sys
 import threading
@@ -31,8 +32,30 @@ from concurrent.futures import ThreadPoolExecutor
 from reconciler.live.rest import Api, ApiError
 
 SCHEDULER_NAME = "volcano"
-KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 log = logging.getLogger("volcano-binder")
+
+
+def fits(pod: dict, node: dict) -> bool:
+    """The pod's nodeSelector matches the Node's labels and it tolerates the Node's NoSchedule taints."""
+    spec = pod.get("spec") or {}
+    labels = node["metadata"].get("labels") or {}
+    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+        return False
+    tolerations = spec.get("tolerations") or []
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(_tolerates(t, taint) for t in tolerations):
+            return False
+    return True
+
+
+def _tolerates(toleration: dict, taint: dict) -> bool:
+    if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
+        return False
+    if toleration.get("operator") == "Exists":
+        return not toleration.get("key") or toleration["key"] == taint.get("key")
+    return toleration.get("key") == taint.get("key") and toleration.get("value", "") == taint.get("value", "")
 
 
 class Binder:
@@ -41,23 +64,30 @@ class Binder:
         self.pods = api.must_resource("v1", "Pod")
         self.nodes_resource = api.must_resource("v1", "Node")
         self.ready = threading.Event()
-        self._next_node = None
+        self._known: list[dict] | None = None
+        self._turn = -1
         self._pool = ThreadPoolExecutor(workers)
         self._pending: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
-    def _nodes(self) -> list[str]:
-        key, value = KWOK_NODE_ANNOTATION
-        return sorted(n["metadata"]["name"] for n in self.api.list(self.nodes_resource).get("items", [])
-                      if (n["metadata"].get("annotations") or {}).get(key) == value)
+    def _nodes(self) -> list[dict]:
+        return sorted((n for n in self.api.list(self.nodes_resource).get("items", [])
+                       if any(c.get("type") == "Ready" and c.get("status") == "True"
+                              for c in (n.get("status") or {}).get("conditions") or [])),
+                      key=lambda n: n["metadata"]["name"])
 
-    def _node(self) -> str:
-        if self._next_node is None:
-            nodes = self._nodes()
-            if not nodes:
-                raise RuntimeError("no kwok Node to bind to")
-            self._next_node = itertools.cycle(nodes)
-        return next(self._next_node)
+    def _node(self, pod: dict) -> str:
+        """The next Node (round robin) that may take ``pod``; the Node list is read again when none
+        of the known ones may (Nodes come and go: a run's own ones)."""
+        for fresh in (False, True):
+            if fresh or self._known is None:
+                self._known = self._nodes()
+            fitting = [n["metadata"]["name"] for n in self._known if fits(pod, n)]
+            if fitting:
+                self._turn += 1
+                return fitting[self._turn % len(fitting)]
+        raise RuntimeError(f"no Ready Node matches the node selector and taints of pod "
+                           f"{pod['metadata'].get('namespace')}/{pod['metadata'].get('name')}")
 
     def offer(self, pod: dict) -> None:
         """Bind ``pod`` (in the background) if it is ours and unbound."""
@@ -69,7 +99,12 @@ class Binder:
             if key in self._pending:
                 return
             self._pending.add(key)
-            node = self._node()
+            try:
+                node = self._node(pod)
+            except RuntimeError as exc:  # the pod stays unbound, as with a real scheduler
+                log.warning("%s", exc)
+                self._pending.discard(key)
+                return
         self._pool.submit(self._bind, key, md.get("uid"), node)
 
     def _bind(self, key: tuple[str, str], uid: str | None, node: str) -> None:
