@@ -8,6 +8,7 @@ names it and gives each error in the apiserver's wording); 2 the input itself is
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -46,9 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
     p_run.add_argument("--level", action="append", default=[], choices=["core", "extended"])
     p_run.add_argument("--backend", default="render", choices=["render", "live"])
-    p_run.add_argument("--provider", choices=["local", "kind", "k3s", "existing"], default=None,
+    p_run.add_argument("--provider", choices=["local", "realnodes", "kind", "k3s", "existing"], default=None,
                        help="live backend: where the cluster comes from (default: local, or existing with --kubeconfig); "
+                            "realnodes = local planes whose stand-in kubelets never run the cases' images, as kind's; "
                             "kind and k3s need Docker")
+    p_run.add_argument("--pod-lifecycle", choices=["harness", "cluster"], default=None,
+                       help="live backend: who runs the cases' pods - the harness's own Nodes and kwok (default on any "
+                            "cluster but the local plane, whose kwok runs them) or the cluster's kubelets")
     p_run.add_argument("--kubeconfig", help="live backend: the cluster (default: a local control plane for the run); "
                                             "with --operator external, the cluster where that operator runs")
     p_run.add_argument("-k", dest="keyword", help="only cases matching this pytest -k expression")
@@ -198,6 +203,16 @@ def run(args, extra: list[str]) -> int:
     if args.snapshot_update:
         pytest_args.append("--snapshot-update")
     provider = None
+    if args.provider in ("local", "realnodes"):
+        if args.backend != "live" or args.kubeconfig:
+            print(f"conformance run: --provider {args.provider} needs --backend live and no --kubeconfig", file=sys.stderr)
+            return 2
+        os.environ["TC_LIVE_PROVIDER"] = args.provider
+    if args.pod_lifecycle:
+        if args.backend != "live":
+            print("conformance run: --pod-lifecycle needs --backend live", file=sys.stderr)
+            return 2
+        os.environ["TC_LIVE_POD_LIFECYCLE"] = args.pod_lifecycle
     if args.provider in ("kind", "k3s"):
         if args.backend != "live" or args.kubeconfig:
             print(f"conformance run: --provider {args.provider} needs --backend live and no --kubeconfig", file=sys.stderr)
@@ -226,8 +241,6 @@ def run(args, extra: list[str]) -> int:
 def _select_operator(args) -> str | None:
     """``--operator`` picks the live backend's operator (``TC_LIVE_OPERATOR``); for an external one,
     check up front that the cluster serves what the claimed profiles need. Returns a problem or None."""
-    import os
-
     if args.backend != "live":
         return "--operator external needs --backend live" if args.operator == "external" else None
     operator = args.operator or os.environ.get("TC_LIVE_OPERATOR") or "reference"

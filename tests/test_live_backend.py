@@ -202,7 +202,7 @@ def test_operator_runs_only_custom_controllers(live_session):
     live_session.ensure("trainer-v2.3")
     ready = live_session.operator.ready
     assert {"TrainJobController", "RuntimeInUseController", "JobSetController"} <= set(ready["controllers"])
-    assert sorted(ready["replacedByKubernetes"]) == ["FakeKubelet", "JobController"]
+    assert sorted(ready["replacedByKubernetes"]) == ["FakeKubelet", "JobController", "StatefulSetController"]
 
 
 @live

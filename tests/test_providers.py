@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -51,8 +52,12 @@ def test_kind_uses_the_binary_on_path(fake_kind):
 def test_kind_failure_is_a_clear_error(fake_kind, tmp_path, monkeypatch):
     failing = tmp_path / "bin" / "kind"
     failing.write_text("#!/bin/sh\necho 'Cannot connect to the Docker daemon' >&2\nexit 1\n")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     with pytest.raises(ProviderError, match="kind create cluster failed .*Docker daemon"):
         KindProvider().up()
+    assert not list(temp.iterdir())  # its temp dir went with the failure
 
 
 def test_kind_without_tool_says_what_to_install(monkeypatch, tmp_path):

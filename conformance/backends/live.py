@@ -82,14 +82,18 @@ def start_pool(cases: list[tuple[str, object, str]], workers: int) -> None:
     claimed = set().union(*(d.claims.keys() for d in demands))
     lane_of = plan_lanes(cases, demands, session.max_lanes())
     firsts = {}
-    for _, _, profile in cases:
+    for (_, _, profile), demand in zip(cases, demands):
         firsts.setdefault(lane_of[profile], profile)
+        at_once = session.lane(lane_of[profile]).demand_at_once  # sizes a harness's own Nodes
+        for name, value in demand.at_once.items():
+            at_once[name] = max(at_once.get(name, 0.0), value)
     capacities, failures = _connect_lanes(firsts)
     jobs = []
     for (label, case, profile), demand in zip(cases, demands):
         lane = lane_of[profile]
         call = (_raiser(failures[lane]) if lane in failures
-                else _caller(label, case, profile, demand.beyond(capacities[lane]), lane))
+                else _caller(label, case, profile, demand.beyond(capacities[lane]), lane,
+                             needs_pods=demand.at_once.get("pods", 0) > 0))
         jobs.append(Job(label, profile, demand.with_absent(claimed), call, lane=lane, cost=case_cost(case, demand)))
     budgets = {lane: {name: value * NODE_SHARE for name, value in capacity.items()}
                for lane, capacity in capacities.items()}
@@ -189,9 +193,13 @@ def stop_pool() -> None:
         _PROGRESS = None
 
 
-def _caller(label: str, case, profile: str, beyond: list[str], lane: int):
+def _caller(label: str, case, profile: str, beyond: list[str], lane: int, needs_pods: bool = False):
     if beyond:  # its pods could never all start here: a skip that says why, never a pass
         reason = f"live backend: needs {', '.join(beyond)} at once on its schedulable nodes"
+        return lambda: pytest.skip(reason)
+    if needs_pods and session.lane(lane).settings.pod_lifecycle == "cluster":
+        reason = ("live backend: needs pod lifecycle - its pods must start and play faults, which the cases' "
+                  "placeholder images never do on the cluster's own kubelets (--pod-lifecycle harness brings it)")
         return lambda: pytest.skip(reason)
     if case.steps:
         return lambda: run_steps(case.steps, profile, label=label, lane=lane)

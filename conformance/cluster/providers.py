@@ -86,22 +86,27 @@ class KindProvider:
     _cluster: object = None
 
     def up(self) -> Path:
-        self._dir = Path(tempfile.mkdtemp(prefix="tc-kind-"))
-        kubeconfig = self._dir / "kubeconfig"
         try:
             from pytest_kind import KindCluster  # optional: pip install training-conformance[kind]
         except ImportError:
             KindCluster = None
-        if KindCluster is not None:
-            self._cluster = KindCluster(self.cluster_name, kubeconfig=kubeconfig)
-            self._cluster.create()
-            return kubeconfig
         binary = shutil.which(self.kind_binary)
-        if binary is None:
+        if KindCluster is None and binary is None:
             raise ProviderError("provider kind needs pytest-kind (pip install 'training-conformance[kind]') "
                                 f"or a `{self.kind_binary}` binary on PATH, and a Docker engine")
-        _run([binary, "create", "cluster", "--name", self.cluster_name, "--kubeconfig", str(kubeconfig), "--wait", "120s"],
-             "kind create cluster")
+        self._dir = Path(tempfile.mkdtemp(prefix="tc-kind-"))
+        kubeconfig = self._dir / "kubeconfig"
+        try:
+            if KindCluster is not None:
+                self._cluster = KindCluster(self.cluster_name, kubeconfig=kubeconfig)
+                self._cluster.create()
+            else:
+                _run([binary, "create", "cluster", "--name", self.cluster_name, "--kubeconfig", str(kubeconfig),
+                      "--wait", "120s"], "kind create cluster")
+        except BaseException:
+            shutil.rmtree(self._dir, ignore_errors=True)  # a failed create leaves nothing behind
+            self._dir = None
+            raise
         return kubeconfig
 
     def down(self) -> None:

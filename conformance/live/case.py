@@ -93,12 +93,14 @@ class CaseRun:
         self._delete_cluster_scoped()
         namespace_inputs = {(o.get("metadata") or {}).get("name") for o in self.manifests
                             if o.get("kind") == "Namespace" and o.get("apiVersion") == "v1"}
+        labels, annotations = self.session.namespace_metadata()
         for original, live in list(self.names.forward.items()):
             if original in namespace_inputs:
                 continue  # created from the case's own manifest in _apply
-            self.api.create({"apiVersion": "v1", "kind": "Namespace",
-                             "metadata": {"name": live, "labels": {CASE_LABEL: _label_value(self.label)}}},
-                            FIELD_MANAGER)
+            metadata = {"name": live, "labels": {CASE_LABEL: _label_value(self.label), **labels}}
+            if annotations:
+                metadata["annotations"] = dict(annotations)
+            self.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}, FIELD_MANAGER)
         self._wait_service_accounts(exclude=namespace_inputs)
 
     def _wait_service_accounts(self, exclude: set) -> None:
@@ -119,6 +121,12 @@ class CaseRun:
                     f"{obj.get('apiVersion')!r} (the cluster does not serve it)")
                 continue
             body = self.names.rewrite_input(obj, namespaced)
+            if obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1":
+                labels, annotations = self.session.namespace_metadata()
+                md = body.setdefault("metadata", {})
+                md["labels"] = {**(md.get("labels") or {}), **labels}
+                if annotations:
+                    md["annotations"] = {**(md.get("annotations") or {}), **annotations}
             try:
                 self._create(obj, body)
             except ApiError as exc:
@@ -219,14 +227,26 @@ class CaseRun:
             if found is not None:
                 objects += _typed([found], resource)
         jobs = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o.get("kind") == "Job"]
+        outcome.input_errors += self._unsteered(objects)
         objects = self.names.back(objects, jobs)
-        objects = [_without_namespace_platform(o) for o in objects]
+        objects = [_without_namespace_platform(o, self.session.namespace_metadata()) for o in objects]
         if rendered is None:
             rendered = reconciler.render(copy.deepcopy(self.manifests), self.profile).objects
         # Go's zero values in custom resources first: platform.strip reads the JobSet's templates.
         objects = platform.strip(gozero.strip(objects, rendered), self.manifests)
         outcome.objects = keyorder.reorder_like(objects, rendered)
         outcome.reconcile_errors = self._reconcile_errors()
+
+    def _unsteered(self, objects: list[dict]) -> list[str]:
+        """With the harness's pod lifecycle, a case pod on any other Node means steering failed:
+        the case cannot be judged (its pod may never start), and it says so."""
+        pods = self.session.pods
+        if pods is None:
+            return []
+        return [f"live: Pod {self.names.back(o['metadata']['namespace'])}/{o['metadata']['name']} was bound to Node "
+                f"{o['spec']['nodeName']}, not to one of the harness's own Nodes (steering failed)"
+                for o in objects if o.get("kind") == "Pod" and (o.get("spec") or {}).get("nodeName")
+                and not pods.owns_node(o["spec"]["nodeName"])]
 
     def _reconcile_errors(self) -> list[str]:
         """Warning Events that report a failed reconcile (:mod:`.events`; upstream reasons in external mode)."""
@@ -322,17 +342,23 @@ def _typed(items: list[dict], resource) -> list[dict]:
     return items
 
 
-def _without_namespace_platform(obj: dict) -> dict:
+def _without_namespace_platform(obj: dict, ours: tuple[dict, dict] = ({}, {})) -> dict:
     """A Namespace input as the case wrote it: no ``kubernetes.io/metadata.name`` label and no
-    ``kubernetes`` finalizer, both added to every namespace by the apiserver."""
+    ``kubernetes`` finalizer, both added to every namespace by the apiserver, and none of the
+    labels and annotations this harness adds (``ours``: the run, the steering of its pods)."""
     if obj.get("kind") != "Namespace":
         return obj
     md = obj["metadata"]
     labels = md.get("labels") or {}
     if labels.get("kubernetes.io/metadata.name") == md.get("name"):
         del labels["kubernetes.io/metadata.name"]
-        if not labels:
-            md.pop("labels", None)
+    for field, added in zip(("labels", "annotations"), ours):
+        values = md.get(field) or {}
+        for key, value in added.items():
+            if values.get(key) == value:
+                del values[key]
+        if field in md and not values:
+            md.pop(field)
     if (obj.get("spec") or {}).get("finalizers") == ["kubernetes"]:
         del obj["spec"]["finalizers"]
         if not obj["spec"]:

@@ -16,7 +16,12 @@ pod spec                           ``dnsPolicy: ClusterFirst``, ``schedulerName:
 ServiceAccount admission           ``serviceAccountName``/``serviceAccount: default``, the
                                    ``kube-api-access-*`` projected volume and its mounts
 DefaultTolerationSeconds           the ``not-ready``/``unreachable`` NoExecute tolerations, 300 s
+PodTolerationRestriction           the ``memory-pressure`` NoSchedule toleration it gives every
+                                   Pod that is not BestEffort
 kube-scheduler                     ``nodeName``
+the harness's steering             a Pod's ``nodeSelector`` and toleration keyed
+                                   ``training-conformance.io/run`` (PodNodeSelector and
+                                   PodTolerationRestriction, see conformance/cluster/podlife.py)
 resources                          ``requests`` copied from ``limits`` (defaulting), and a
                                    quantity's spelling: the apiserver re-serializes built-in
                                    objects' quantities canonically (``2.5`` → ``2500m``); the
@@ -49,6 +54,7 @@ import copy
 
 from reconciler import meta
 
+from ..cluster.podlife import RUN_LABEL
 from .gozero import respell
 
 _POD_SPEC_DEFAULTS = {"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "securityContext": {},
@@ -60,6 +66,7 @@ _CONTAINER_DEFAULTS = {"terminationMessagePath": "/dev/termination-log", "termin
 _DEFAULT_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
 ]
 _SA_VOLUME_PREFIX = "kube-api-access-"
 _PLATFORM_OBJECTS = {("", "ConfigMap", "kube-root-ca.crt")}
@@ -140,10 +147,12 @@ def _strip_pod_spec(spec: dict | None, source: dict, pod: bool) -> None:
     if pod:
         for key, value in _POD_ONLY_DEFAULTS.items():
             _drop_default(spec, source, key, value)
+        _strip_steering(spec)
         if "nodeName" not in source:
             spec.pop("nodeName", None)
-        if spec.get("tolerations") and "tolerations" not in source:
-            kept = [t for t in spec["tolerations"] if t not in _DEFAULT_TOLERATIONS]
+        if spec.get("tolerations"):
+            own = source.get("tolerations") or []
+            kept = [t for t in spec["tolerations"] if t not in _DEFAULT_TOLERATIONS or t in own]
             if kept:
                 spec["tolerations"] = kept
             else:
@@ -163,6 +172,21 @@ def _strip_pod_spec(spec: dict | None, source: dict, pod: bool) -> None:
         for container in spec.get(key, []):
             source_container = meta.find_named(source.get(key), container.get("name")) or {}
             _strip_container(container, source_container, sa_volumes)
+
+
+def _strip_steering(spec: dict) -> None:
+    """What the namespace annotations of the harness's pod lifecycle added (no case sets this key)."""
+    selector = spec.get("nodeSelector") or {}
+    if RUN_LABEL in selector:
+        del selector[RUN_LABEL]
+        if not selector:
+            del spec["nodeSelector"]
+    if spec.get("tolerations"):
+        kept = [t for t in spec["tolerations"] if t.get("key") != RUN_LABEL]
+        if kept:
+            spec["tolerations"] = kept
+        else:
+            del spec["tolerations"]
 
 
 def _strip_resources(container: dict, source: dict) -> None:

@@ -18,6 +18,7 @@ import json
 import os
 import queue
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,10 @@ def _env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
 
 
+PROVIDERS = ("local", "realnodes")
+POD_LIFECYCLES = ("plane", "harness", "cluster")
+
+
 class Settings:
     """Knobs, from the environment (the pytest plugin and the CLI set the kubeconfig)."""
 
@@ -64,6 +69,20 @@ class Settings:
         self.start_timeout = _env_float("TC_LIVE_START_TIMEOUT", 90.0)
         #: How long Pods for another scheduler (volcano) may stay unbound before the case is skipped.
         self.scheduler_grace = _env_float("TC_LIVE_SCHEDULER_GRACE", 2.0)
+        #: Without a kubeconfig, the planes this run starts: ``local`` (kwok runs every pod) or
+        #: ``realnodes`` (stand-in kubelets that never run the cases' images, as kind's would).
+        self.provider = os.environ.get("TC_LIVE_PROVIDER") or "local"
+        if self.provider not in PROVIDERS:
+            raise ValueError(f"TC_LIVE_PROVIDER={self.provider!r}: expected one of {', '.join(PROVIDERS)}")
+        #: Who runs the cases' pods: ``harness`` (its own Nodes and kwok, conformance/cluster/podlife.py),
+        #: ``cluster`` (the cluster's own kubelets), or ``plane`` (a local plane's kwok; the default there).
+        self.pod_lifecycle = os.environ.get("TC_LIVE_POD_LIFECYCLE") or (
+            "plane" if self.provider == "local" and not self.kubeconfig else "harness")
+        if self.pod_lifecycle not in POD_LIFECYCLES:
+            raise ValueError(f"TC_LIVE_POD_LIFECYCLE={self.pod_lifecycle!r}: expected one of {', '.join(POD_LIFECYCLES)}")
+        if self.pod_lifecycle == "plane" and (self.kubeconfig or self.provider != "local"):
+            raise ValueError("pod lifecycle 'plane' is the local plane's own kwok; this cluster has none: "
+                             "use harness or cluster")
 
 
 class OperatorProcess:
@@ -120,11 +139,17 @@ class OperatorProcess:
 
 
 class LiveSession:
-    def __init__(self, settings: Settings | None = None):
+    def __init__(self, settings: Settings | None = None, lane: int = 0):
         self.settings = settings or Settings()
-        self.run_token = secrets.token_hex(2)
+        self.lane = lane
+        #: Names this run's namespaces, and (with the lane) its harness Nodes.
+        self.run_token = secrets.token_hex(3)
         self.log_dir = Path(tempfile.mkdtemp(prefix="tc-live-"))
         self.plane = None
+        #: The harness's own pod lifecycle, when this session brings it (conformance/cluster/podlife.py).
+        self.pods = None
+        #: The most any case of the run needs at once (pods, cpu, nvidia.com/gpu): sizes the harness's Nodes.
+        self.demand_at_once: dict[str, float] = {}
         self.api: Api | None = None
         self.operator: OperatorProcess | None = None
         self.profile: str | None = None
@@ -154,11 +179,28 @@ class LiveSession:
         kubeconfig = self.settings.kubeconfig
         if kubeconfig is None:
             from ..cluster import LocalControlPlane
-            self.plane = LocalControlPlane(start_timeout=self.settings.start_timeout).up()
+            from ..cluster.local import real_nodes
+            nodes = real_nodes() if self.settings.provider == "realnodes" else None
+            self.plane = LocalControlPlane(start_timeout=self.settings.start_timeout, nodes=nodes).up()
             kubeconfig = str(self.plane.kubeconfig)
         self.kubeconfig = kubeconfig
         self.api = Api.from_kubeconfig(kubeconfig)
+        if self.settings.pod_lifecycle == "harness":
+            from ..cluster.podlife import HarnessPods, node_capacity
+            pods = HarnessPods(self.api, Path(kubeconfig), run_id=f"{self.run_token}{self.lane}",
+                               capacity=node_capacity(self.demand_at_once, nodes=3),
+                               start_timeout=self.settings.start_timeout)
+            self.pods = pods.up()
         self.timings["cluster"] = time.monotonic() - started
+
+    def namespace_metadata(self) -> tuple[dict[str, str], dict[str, str]]:
+        """Labels and annotations every namespace this session creates for a case gets besides
+        its case label: the run (``conformance cluster clean`` finds a killed run's by it) and,
+        with the harness's pod lifecycle, the steering of its pods onto the harness's Nodes."""
+        if self.pods is not None:
+            return self.pods.namespace_metadata()
+        from ..cluster.podlife import RUN_LABEL
+        return {RUN_LABEL: f"{self.run_token}{self.lane}"}, {}
 
     def _stop_operator(self) -> None:
         if self.operator is not None:
@@ -200,15 +242,20 @@ class LiveSession:
         with self._lock:
             self._stop_informers()
             self._stop_operator()
+            self.cpu["harness"] = sum(os.times()[:2]) - self._cpu_start
+            if self.pods is not None:
+                self.pods.down()  # before the plane: its Nodes live in that cluster
+                self.pods = None
             if self.api is not None:
                 self.api.close()
                 self.api = None
-            self.cpu["harness"] = sum(os.times()[:2]) - self._cpu_start
             if self.plane is not None:
                 self.cpu.update(self.plane.cpu_seconds())
                 self.plane.down()
                 self.plane = None
             self.closed.set()
+            if not os.environ.get("TC_LIVE_KEEP_LOGS"):  # the operator's log, kept on request
+                shutil.rmtree(self.log_dir, ignore_errors=True)
             self.profile = None
 
     def operator_behind(self) -> list[str]:
@@ -262,7 +309,7 @@ def lane(index: int) -> LiveSession:
     if not _SESSIONS:
         atexit.register(close)
     while len(_SESSIONS) <= index:
-        _SESSIONS.append(LiveSession())
+        _SESSIONS.append(LiveSession(lane=len(_SESSIONS)))
     return _SESSIONS[index]
 
 
