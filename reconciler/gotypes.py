@@ -67,6 +67,15 @@ def unmarshal_error(value: dict, types: dict, struct: str, path: str) -> str | N
     return None
 
 
+def json_kind(value) -> str:
+    """How Go's decoder names a JSON value in an UnmarshalTypeError."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", dict: "object", list: "array"}.get(type(value), "value")
+
+
 def _type_error(value, struct: str, path: str, go_type: str) -> str:
     if isinstance(value, bool):
         found = "bool"
