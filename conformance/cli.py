@@ -3,7 +3,8 @@
 Exit codes of ``render``: 0 everything admitted; 1 an object was rejected by admission (stderr
 names it and gives each error in the apiserver's wording); 2 the input itself is unusable
 (unreadable file, malformed YAML, a document that is not an object with a string apiVersion and
-kind, unknown kind). Any manifest gets one of these - never a traceback: an exception inside the
+kind, unknown kind, or an input beyond render's own limits: 10,000 objects, 100 reconcile rounds).
+Any manifest gets one of these - never a traceback: an exception inside the
 reference reconciler is a bug in this suite, reported as such (exit 3; ``--debug`` shows the
 traceback). ``bench/fuzz_render.py`` and ``tests/test_fuzz_render.py`` hold render to this.
 """
@@ -18,6 +19,7 @@ import yaml
 
 import reconciler
 from reconciler import builtin, meta
+from reconciler.cluster import RenderLimit
 from reconciler.errors import Rejection
 from reconciler.profiles import DEFAULT_PROFILE, PROFILES
 
@@ -181,7 +183,11 @@ def _render(filenames: list[str], profile: str | None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = reconciler.render([obj for _, obj in manifests], cluster=cluster)
+    try:
+        result = reconciler.render([obj for _, obj in manifests], cluster=cluster)
+    except RenderLimit as exc:
+        print(f"error: cannot render this input: {exc}", file=sys.stderr)
+        return 2
     sys.stdout.write("---\n".join(dump(obj) for obj in result.objects))
     for rejected in result.rejections:
         error = rejected.error

@@ -45,6 +45,15 @@ class NotFound(KeyError):
     pass
 
 
+class RenderLimit(Exception):
+    """The input cannot be rendered within render's own limits (objects, rounds): a limit of this
+    tool, not an answer Kubernetes gives - a real cluster would go on creating."""
+
+
+#: Render refuses to hold more objects than this (a 1,000,000-worker LeaderWorkerSet is valid).
+MAX_OBJECTS = 10_000
+
+
 class AlreadyExists(Exception):
     pass
 
@@ -171,7 +180,7 @@ class Cluster:
             obj, _ = schema.prune_and_default(obj, served[0])
         # ValidateObjectMetaAccessor first, then the CRD schema or the kind's own validation.
         errors = objectmeta.validate(obj)
-        errors += schema.validate(obj, served[0]) if served is not None else builtin.validate(obj)
+        errors = schema.validate(obj, served[0], errors) if served is not None else errors + builtin.validate(obj)
         if errors:
             raise Rejection("schema", meta.ref(obj), errors)
         for hook in self.webhooks:
@@ -248,6 +257,9 @@ class Cluster:
         k = meta.key(obj)
         if k in self.objects:
             raise AlreadyExists(f"{meta.describe(obj)} already exists")
+        if len(self.objects) >= MAX_OBJECTS:
+            raise RenderLimit(f"more than {MAX_OBJECTS} objects (creating {meta.describe(obj)}): render holds at most "
+                              f"{MAX_OBJECTS}; a real cluster would go on creating")
         md = obj["metadata"]
         md["resourceVersion"] = self._next_rv()
         md["creationTimestamp"] = self.now()
@@ -473,4 +485,4 @@ class Cluster:
             if self.writes == before:
                 return round_no
             self.tick()
-        raise RuntimeError(f"no steady state after {max_rounds} rounds")
+        raise RenderLimit(f"no steady state after {max_rounds} rounds of reconciling")

@@ -21,6 +21,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from . import gotypes
+
 MARKER = "x-training-conformance-k8s-type"
 KUBE_VERSION = "v1.35.8"
 _DATA = Path(__file__).parent / "crds" / "_k8s" / f"{KUBE_VERSION}.json"
@@ -197,8 +199,9 @@ def _mismatch(value, struct: str | None, path: str, want: str) -> str:
         found = "bool"
     elif isinstance(value, (int, float)):
         # Go names the number when it is one (it did parse) that the integer type cannot hold.
-        found = f"number {value}" if want.startswith(("int", "uint")) else "number"
+        found = f"number {gotypes.go_number(value)}" if want.startswith(("int", "uint")) else "number"
     else:
         found = {str: "string", dict: "object", list: "array"}.get(type(value), "value")
     where = f"Go struct field {struct}.{path}" if struct else f"Go value"
     return f"json: cannot unmarshal {found} into {where} of type {want}"
+

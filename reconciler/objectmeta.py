@@ -161,7 +161,7 @@ def validate(obj: dict) -> list[FieldError]:
         errors += [FieldError(INVALID, "metadata.generateName", m, generate) for m in rule(masked)]
     name = md.get("name")
     if not name:
-        errors.append(FieldError(REQUIRED, "metadata.name", "name or generateName is required"))
+        errors.append(FieldError(REQUIRED, "metadata.name", "name or generateName is required", blocking=True))
     else:
         errors += [FieldError(INVALID, "metadata.name", m, name) for m in rule(name)]
     for key, value in (md.get("labels") or {}).items():

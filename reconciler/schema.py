@@ -70,17 +70,20 @@ def prune_and_default(obj: dict, schema: dict) -> tuple[dict, list[str]]:
     body_schema = _body(schema)
     top = {k: obj[k] for k in _TOP_LEVEL if k in obj}
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
+    body = _as_decoded(body)
     _prune(body, body_schema, "", pruned)
     _prune_nulls(body, body_schema)
     _default(body, body_schema)
     return {**top, **body}, pruned
 
 
-def validate(obj: dict, schema: dict) -> list[FieldError]:
-    """OpenAPI validation, then CEL rules unless a type/enum error blocks them."""
+def validate(obj: dict, schema: dict, prior: list[FieldError] = ()) -> list[FieldError]:
+    """OpenAPI validation, then CEL rules unless a type/enum error blocks them. ``prior``: the errors
+    ``ValidateObjectMetaAccessor`` found before (they are returned first and block CEL too - a
+    missing name is Required - as in the custom resource strategy's Validate)."""
     body_schema = _body(schema)
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
-    errors = _validate(body, body_schema, "")
+    errors = list(prior) + _validate(body, body_schema, "")
     # structurallisttype.ValidateListSetsAndMaps runs after the OpenAPI validator, with field.Path
     # spelling (a map key as [key], not .key).
     errors.extend(_validate_lists(body, body_schema, ""))
@@ -140,6 +143,20 @@ def _prune(value, schema: dict, path: str, pruned: list[str]) -> None:
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
             _prune(item, schema["items"], f"{path}[{i}]", pruned)
+
+
+# --------------------------------------------------------------------------- numbers
+
+def _as_decoded(value):
+    """A JSON integer that does not fit int64 is decoded as a float64 (unstructured JSON), so webhooks
+    and the stored object see a float (re-encoded by Go as 9223372036854776000, 1e+30)."""
+    if isinstance(value, dict):
+        return {k: _as_decoded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_decoded(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+        return float(value)
+    return value
 
 
 # --------------------------------------------------------------------------- nulls

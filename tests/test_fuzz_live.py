@@ -110,3 +110,35 @@ def test_a_damaged_jobset_gets_renders_answer_and_the_operator_goes_on(operator,
         time.sleep(0.2)
     assert owned, f"the operator created no Job for an undamaged JobSet after {fuzz.describe(0, path, how)}"
     api.request("DELETE", f"/api/v1/namespaces/{namespace}")
+
+
+#: The answers the rows pin, on the live plane: (path into the base JobSet, damaged value).
+PINNED = [
+    (("spec", "replicatedJobs", 0, "template", "spec", "template", "spec", "containers"), "main"),
+    (("spec", "replicatedJobs", 0, "template", "spec", "template", "spec", "containers", 0, "ports"), [{"containerPort": "80"}]),
+    (("spec", "replicatedJobs", 0, "template", "spec", "template", "spec", "containers", 0, "ports"), [{"containerPort": 2**63}]),
+    (("spec", "replicatedJobs", 0, "template", "spec", "template", "spec", "containers", 0, "resources"), {"limits": {"cpu": "abc"}}),
+    (("spec", "replicatedJobs", 0, "template", "spec", "template", "spec", "containers"), ["main"]),
+    (("spec", "replicatedJobs", 0, "template", "spec", "template", "metadata"), {"labels": {"a": 7}}),
+    (("metadata", "name"), None),
+    (("metadata", "name"), 7),
+    (("metadata", "name"), "Not_A-DNS.Name"),
+    (("metadata", "labels"), {"a b": "c"}),
+    (("spec", "successPolicy"), None),
+]
+
+
+@pytest.mark.parametrize(("path", "value"), PINNED, ids=[f"{'/'.join(map(str, p))}={v!r}"[:60] for p, v in PINNED])
+def test_pinned_answers_are_the_live_planes(operator, path, value):
+    api = operator.api
+    namespace = _namespace(api)
+    obj = yaml.safe_load(HEALTHY.read_text())
+    parent = obj
+    for step in path[:-1]:
+        parent = parent[step]
+    parent[path[-1]] = value
+    obj["metadata"]["namespace"] = namespace
+    rendered = reconciler.render([obj], PROFILE)
+    expected = (rendered.rejections[0].error.code, rendered.rejections[0].error.message) if rendered.rejections else None
+    assert _live_answer(api, obj, namespace) == expected
+    api.request("DELETE", f"/api/v1/namespaces/{namespace}")

@@ -84,8 +84,10 @@ def test_a_trainjob_whose_name_is_null_is_422_name_or_generate_name_required():
     result = reconciler.render([_runtime(), trainjob], "trainer-v2.3")
     (rejected,) = result.rejections
     assert rejected.error.code == 422
-    assert rejected.error.message == ('TrainJob.trainer.kubeflow.org "" is invalid: metadata.name: Required value: '
-                                      "name or generateName is required")
+    assert rejected.error.message == ('TrainJob.trainer.kubeflow.org "" is invalid: [metadata.name: Required value: '
+                                      "name or generateName is required, <nil>: Invalid value: null: some validation "
+                                      "rules were not checked because the object was invalid; correct the existing "
+                                      "errors to complete validation]")
 
 
 def test_a_name_that_is_a_number_is_400_cannot_be_handled():
