@@ -2,7 +2,11 @@
 
 Exit codes of ``render``: 0 everything admitted; 1 an object was rejected by admission (stderr
 names it and gives each error in the apiserver's wording); 2 the input itself is unusable
-(unreadable file, malformed YAML, unknown kind).
+(unreadable file, malformed YAML, a document that is not an object with a string apiVersion and
+kind, unknown kind, or an input beyond render's own limits: 10,000 objects, 100 reconcile rounds).
+Any manifest gets one of these - never a traceback: an exception inside the
+reference reconciler is a bug in this suite, reported as such (exit 3; ``--debug`` shows the
+traceback). ``bench/fuzz_render.py`` and ``tests/test_fuzz_render.py`` hold render to this.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from pathlib import Path
 import yaml
 
 import reconciler
-from reconciler import meta
+from reconciler import builtin, meta
+from reconciler.cluster import RenderLimit
 from reconciler.errors import Rejection
 from reconciler.profiles import DEFAULT_PROFILE, PROFILES
 
@@ -42,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
                           help="multi-document YAML file, '-' for stdin (repeatable)")
     p_render.add_argument("--profile", default=None, choices=sorted(PROFILES),
                           help="default: the newest profile that serves every kind in the input")
+    p_render.add_argument("--debug", action="store_true",
+                          help="on an internal error (a bug in the reference reconciler), show the Python traceback")
 
     p_run = sub.add_parser("run", help="run the case table (pytest underneath)")
     p_run.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
@@ -85,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "render":
         if extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
-        return render(args.filename, args.profile)
+        return render(args.filename, args.profile, debug=args.debug)
     if args.command == "run":
         return run(args, extra)
     if extra:
@@ -111,11 +118,24 @@ def read_manifests(filenames: list[str]) -> list[tuple[str, dict]]:
         for number, doc in enumerate(docs, start=1):
             if doc is None:
                 continue
-            if not isinstance(doc, dict) or not doc.get("apiVersion") or not doc.get("kind"):
-                raise InputError(f"{label}: document {number} is not a Kubernetes object (needs apiVersion and kind)")
-            for obj in doc.get("items") or [] if doc["kind"] == "List" else [doc]:
-                manifests.append((f"{label}: document {number}", obj))
+            where = f"{label}: document {number}"
+            if not _is_object(doc):
+                raise InputError(f"{where} is not a Kubernetes object (needs apiVersion and kind, both strings)")
+            if doc["kind"] != "List":
+                manifests.append((where, doc))
+                continue
+            items = doc.get("items") or []
+            if not isinstance(items, list):
+                raise InputError(f"{where}: a List's items must be a list of objects")
+            for index, obj in enumerate(items):
+                if not _is_object(obj):
+                    raise InputError(f"{where}, item {index} is not a Kubernetes object (needs apiVersion and kind, both strings)")
+                manifests.append((f"{where}, item {index}", obj))
     return manifests
+
+
+def _is_object(doc) -> bool:
+    return isinstance(doc, dict) and all(isinstance(doc.get(k), str) and doc.get(k) for k in ("apiVersion", "kind"))
 
 
 def pick_profile(manifests: list[tuple[str, dict]]) -> str:
@@ -141,7 +161,19 @@ def _custom_kinds(profile: str) -> list[tuple[str, str]]:
     return [(f"{g}/{v}", k) for g, v, k in crds.schemas(PROFILES[profile].crd_dirs)]
 
 
-def render(filenames: list[str], profile: str | None) -> int:
+def render(filenames: list[str], profile: str | None, debug: bool = False) -> int:
+    try:
+        return _render(filenames, profile)
+    except Exception as exc:  # noqa: BLE001 - the contract: no traceback for any input (see the docstring)
+        if debug:
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc}\n"
+              "  This is a bug in the reference reconciler, not in your manifests: please report it with the input "
+              "(--debug shows the traceback).", file=sys.stderr)
+        return 3
+
+
+def _render(filenames: list[str], profile: str | None) -> int:
     try:
         manifests = read_manifests(filenames)
         if profile is None:
@@ -156,13 +188,19 @@ def render(filenames: list[str], profile: str | None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = reconciler.render([obj for _, obj in manifests], cluster=cluster)
+    try:
+        result = reconciler.render([obj for _, obj in manifests], cluster=cluster)
+    except RenderLimit as exc:
+        print(f"error: cannot render this input: {exc}", file=sys.stderr)
+        return 2
     sys.stdout.write("---\n".join(dump(obj) for obj in result.objects))
     for rejected in result.rejections:
         error = rejected.error
         what = meta.describe(rejected.obj)
         if isinstance(error, Rejection):
-            by = f'admission webhook "{error.webhook}"' if error.kind == "webhook" else "the CRD schema"
+            schema = "the CRD schema" if not builtin.is_builtin(rejected.obj.get("apiVersion"), rejected.obj.get("kind")) \
+                else "the apiserver's validation"
+            by = {"webhook": f'admission webhook "{error.webhook}"', "schema": schema}.get(error.kind, "the apiserver")
             print(f"error: {what} was rejected by {by} ({error.code} {error.reason}):", file=sys.stderr)
             for field_error in error.errors:
                 print(f"  {field_error}", file=sys.stderr)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 
 from . import meta
+from .errors import Rejection
 
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
@@ -119,7 +120,17 @@ class JobController:
             indexes = [i for i in range(completions) if i not in done and i not in taken][:missing]
         else:
             indexes = [None] * missing
-        return [cluster.create(self._pod(job, index)) for index in indexes]
+        created = []
+        for index in indexes:
+            try:
+                created.append(cluster.create(self._pod(job, index)))
+            except Rejection as refused:
+                # RealPodControl.CreatePods: Warning FailedCreate "Error creating: <err>" on the Job;
+                # the rest of the batch is skipped (slow start) and the sync retried.
+                cluster.record_event(job, "Warning", "FailedCreate", f"Error creating: {refused}")
+                cluster.record_error(job, str(refused))
+                break
+        return created
 
     @staticmethod
     def _pod(job: dict, index: int | None) -> dict:

@@ -11,7 +11,7 @@ objects by the normalizer, so goldens show what an operator wrote, not kube-apis
 
 from __future__ import annotations
 
-from . import gotypes, quantity
+from . import gotypes, k8s_schemas, meta, quantity
 from .errors import NOT_SUPPORTED, REQUIRED, FieldError, Rejection, invalid, plain
 
 BUILTIN = {
@@ -65,17 +65,42 @@ class DecodeError(Rejection):
         return str(self.errors[0])
 
 
+#: kind -> (field, Kubernetes type of its value) decoded with the types of kube-apiserver v1.35.8
+#: (reconciler/k8s_schemas.py); a StatefulSet's spec is read with _STATEFULSET_TYPES, its template so.
+_DECODED = {
+    "Pod": ("spec", "io.k8s.api.core.v1.PodSpec"), "Job": ("spec", "io.k8s.api.batch.v1.JobSpec"),
+    "Service": ("spec", "io.k8s.api.core.v1.ServiceSpec"),
+}
+
+
 def check_decodable(obj: dict) -> None:
-    """The apiserver's typed decoding of a StatefulSet (the built-in kind render added with the most
-    structure to read): a value of the wrong JSON type is refused before anything else runs, worded
-    ``StatefulSet in version "v1" cannot be handled as a StatefulSet: json: cannot unmarshal ...``."""
-    if obj.get("kind") != "StatefulSet":
-        return
-    found = gotypes.unmarshal_error(obj, _STATEFULSET_TYPES, "StatefulSet", "")
+    """The apiserver's typed decoding of a built-in object: a value of the wrong JSON type (anywhere
+    in a Pod's, Job's or Service's spec, a ConfigMap's data, the fields of a StatefulSet the stand-in
+    reads and its pod template) is refused before anything else runs, worded ``<Kind> in version "v1"
+    cannot be handled as a <Kind>: json: cannot unmarshal ...`` (400)."""
+    kind = obj.get("kind")
+    found = None
+    if kind == "StatefulSet":
+        found = gotypes.unmarshal_error(obj, _STATEFULSET_TYPES, "StatefulSet", "")
+        spec = obj.get("spec")
+        if not found and isinstance(spec, dict):
+            found = k8s_schemas.decode_error(spec.get("template"), "io.k8s.api.core.v1.PodTemplateSpec",
+                                             "spec.template", "StatefulSetSpec")
+    elif kind in _DECODED:
+        field, type_name = _DECODED[kind]
+        found = k8s_schemas.decode_error(obj.get(field), type_name, field, kind)
+    elif kind == "ConfigMap":
+        data = obj.get("data")
+        if data is not None and not isinstance(data, dict):
+            found = f"json: cannot unmarshal {gotypes.json_kind(data)} into Go struct field ConfigMap.data of type map[string]string"
+        elif data:
+            bad = next((v for v in data.values() if v is not None and not isinstance(v, str)), None)
+            if bad is not None:
+                found = f"json: cannot unmarshal {gotypes.json_kind(bad)} into Go struct field ConfigMap.data of type string"
     if found:
         version = obj.get("apiVersion", "").split("/")[-1]
-        raise DecodeError("decode", meta_ref(obj), [plain(f'StatefulSet in version "{version}" cannot be handled as a '
-                                                          f"StatefulSet: {found}")])
+        raise DecodeError("decode", meta.ref(obj), [plain(f'{kind} in version "{version}" cannot be handled as a '
+                                                          f"{kind}: {found}")])
 
 
 def meta_ref(obj: dict) -> str:
@@ -154,9 +179,11 @@ def validate(obj: dict) -> list[FieldError]:
     """kube-apiserver's own validation of a built-in kind (a 422 Invalid, like a CRD schema error)."""
     if obj.get("kind") == "Job":
         pod_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
-        return _validate_job(obj) + _validate_resources(pod_spec, "spec.template.spec")
+        return (_validate_containers(pod_spec, "spec.template.spec") + _validate_job(obj)
+                + _validate_resources(pod_spec, "spec.template.spec"))
     if obj.get("kind") == "Pod":
-        return _validate_restart_policy(obj.get("spec") or {}) + _validate_resources(obj.get("spec") or {}, "spec")
+        return (_validate_containers(obj.get("spec") or {}, "spec") + _validate_restart_policy(obj.get("spec") or {})
+                + _validate_resources(obj.get("spec") or {}, "spec"))
     if obj.get("kind") == "StatefulSet":
         pod_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
         return _validate_statefulset(obj) + _validate_resources(pod_spec, "spec.template.spec")
@@ -198,6 +225,16 @@ def _validate_statefulset(sts: dict) -> list[FieldError]:
     if restart_policy != "Always":
         errors.append(FieldError(NOT_SUPPORTED, "spec.template.spec.restartPolicy",
                                  'supported values: "Always"', restart_policy, blocking=True))
+    return errors
+
+
+def _validate_containers(pod_spec: dict, path: str) -> list[FieldError]:
+    """validateContainers (pkg/apis/core/validation), its name rule: every container has a name (a null
+    item decodes to Go's zero Container, which has none). Its other rules are not modelled."""
+    errors = []
+    for i, container in enumerate(pod_spec.get("containers") or []):
+        if not (container if isinstance(container, dict) else {}).get("name"):
+            errors.append(FieldError(REQUIRED, f"{path}.containers[{i}].name"))
     return errors
 
 

@@ -25,7 +25,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
-from . import builtin, crds, meta, schema
+from . import builtin, crds, meta, objectmeta, schema
 from .errors import FieldError, Rejection
 from .profiles import Profile
 
@@ -43,6 +43,15 @@ class UnknownKind(Exception):
 
 class NotFound(KeyError):
     pass
+
+
+class RenderLimit(Exception):
+    """The input cannot be rendered within render's own limits (objects, rounds): a limit of this
+    tool, not an answer Kubernetes gives - a real cluster would go on creating."""
+
+
+#: Render refuses to hold more objects than this (a 1,000,000-worker LeaderWorkerSet is valid).
+MAX_OBJECTS = 10_000
 
 
 class AlreadyExists(Exception):
@@ -125,6 +134,8 @@ class Cluster:
 
     # ------------------------------------------------------------------ admission
     def serves(self, api_version: str, kind: str) -> bool:
+        if not isinstance(api_version, str) or not isinstance(kind, str):
+            return False
         group, version = meta.group_of(api_version), api_version.split("/")[-1]
         return (group, version, kind) in crds.schemas(self.profile.crd_dirs) or builtin.is_builtin(api_version, kind)
 
@@ -141,31 +152,37 @@ class Cluster:
         group = meta.group_of(api_version)
         version = api_version.split("/")[-1]
         served = crds.schemas(self.profile.crd_dirs).get((group, version, kind))
+        if served is None and not builtin.is_builtin(api_version, kind):
+            raise UnknownKind(f"{meta.describe(obj)}: no kind {kind!r} is registered for version {api_version!r}")
+        objectmeta.check(obj, custom=served is not None)  # 400 / 404 before anything else
+        # A null decodes to Go's zero value: metadata.name null is no name.
+        obj["metadata"] = {k: v for k, v in (obj.get("metadata") or {}).items() if v is not None}
         if served is not None:
             crd_schema, scope = served
             obj, pruned = schema.prune_and_default(obj, crd_schema)
             self.warnings.extend(f"{meta.describe(obj)}: unknown field \"{p}\"" for p in pruned)
             namespaced = scope == "Namespaced"
-        elif builtin.is_builtin(api_version, kind):
+        else:
             namespaced = kind != "Namespace"
             builtin.check_decodable(obj)
             obj = builtin.default(obj)
-        else:
-            raise UnknownKind(f"{meta.describe(obj)}: no kind {kind!r} is registered for version {api_version!r}")
         if namespaced:
-            obj["metadata"].setdefault("namespace", "default")
+            if not obj["metadata"].get("namespace"):
+                obj["metadata"]["namespace"] = "default"
         else:
             obj["metadata"].pop("namespace", None)
-        for mutate in self.mutators.get((group, kind), []):
+        mutators = self.mutators.get((group, kind), [])
+        for mutate in mutators:
             mutate(obj, self)
-        if served is not None:
-            errors = schema.validate(obj, served[0])
-            if errors:
-                raise Rejection("schema", meta.ref(obj), errors)
-        else:
-            errors = builtin.validate(obj)
-            if errors:
-                raise Rejection("schema", meta.ref(obj), errors)
+        if served is not None and mutators:
+            # The apiserver prunes and defaults a custom resource again after mutating webhooks
+            # patched it (apiextensions-apiserver: defaulting "after mutating admission plugins").
+            obj, _ = schema.prune_and_default(obj, served[0])
+        # ValidateObjectMetaAccessor first, then the CRD schema or the kind's own validation.
+        errors = objectmeta.validate(obj)
+        errors = schema.validate(obj, served[0], errors) if served is not None else errors + builtin.validate(obj)
+        if errors:
+            raise Rejection("schema", meta.ref(obj), errors)
         for hook in self.webhooks:
             if (hook.group, hook.kind) == (group, kind):
                 errors = hook.validate(obj, self)
@@ -224,15 +241,25 @@ class Cluster:
 
     def create(self, obj: dict) -> dict:
         obj = meta.clone(obj)
-        obj.setdefault("metadata", {})
-        if "name" not in obj["metadata"] and obj["metadata"].get("generateName"):
-            obj["metadata"]["name"] = obj["metadata"]["generateName"] + self._suffix()
-        # The UID exists before admission so that built-in defaulting can key a Job's selector on it.
-        obj["metadata"]["uid"] = self._next_uid()
+        api_version = obj.get("apiVersion", "")
+        if self.serves(api_version, obj.get("kind", "")):  # else admit() says UnknownKind
+            objectmeta.check(obj, custom=not builtin.is_builtin(api_version, obj.get("kind", "")))
+        md = obj.get("metadata")
+        if isinstance(md, dict):
+            generate = md.get("generateName")
+            if not md.get("name") and isinstance(generate, str) and generate:
+                md["name"] = generate + self._suffix()
+            # The UID exists before admission so that built-in defaulting can key a Job's selector on it.
+            md["uid"] = self._next_uid()
+        elif md is None:
+            obj["metadata"] = {"uid": self._next_uid()}
         obj = self.admit(obj)
         k = meta.key(obj)
         if k in self.objects:
             raise AlreadyExists(f"{meta.describe(obj)} already exists")
+        if len(self.objects) >= MAX_OBJECTS:
+            raise RenderLimit(f"more than {MAX_OBJECTS} objects (creating {meta.describe(obj)}): render holds at most "
+                              f"{MAX_OBJECTS}; a real cluster would go on creating")
         md = obj["metadata"]
         md["resourceVersion"] = self._next_rv()
         md["creationTimestamp"] = self.now()
@@ -446,10 +473,16 @@ class Cluster:
                 for k in sorted(due, key=lambda key: self._seq.get(key, 0)):
                     current = self.objects.get(k)
                     if current is not None:
-                        controller.reconcile(self, current)
+                        try:
+                            controller.reconcile(self, current)
+                        except (Rejection, AlreadyExists, NotFound) as refused:
+                            # The apiserver refused a controller's own write: controller-runtime logs the
+                            # error Reconcile returned and requeues; what the controller recorded before
+                            # (an Event, a condition) is its own code's business.
+                            self.record_error(current, str(refused))
                 if observe is not None:
                     observe(self)
             if self.writes == before:
                 return round_no
             self.tick()
-        raise RuntimeError(f"no steady state after {max_rounds} rounds")
+        raise RenderLimit(f"no steady state after {max_rounds} rounds of reconciling")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from . import schema
+from . import k8s_schemas, schema
 
 CRD_ROOT = Path(__file__).parent / "crds"
 
@@ -21,12 +21,14 @@ def files(crd_dirs: tuple[str, ...]) -> list[Path]:
 
 @lru_cache(maxsize=None)
 def load(crd_dirs: tuple[str, ...]) -> tuple[dict, ...]:
-    """Every CustomResourceDefinition of a profile (``kind: List`` files are expanded)."""
+    """Every CustomResourceDefinition of a profile (``kind: List`` files are expanded), with the
+    Kubernetes types its files name by marker inlined (:mod:`reconciler.k8s_schemas`)."""
     crds = []
     for path in files(crd_dirs):
         for doc in yaml.safe_load_all(path.read_text()):
             items = doc.get("items", []) if doc.get("kind") == "List" else [doc]
             for crd in items:
+                crd = k8s_schemas.expand(crd)
                 for version in crd["spec"]["versions"]:
                     schema.check_keywords(version["schema"]["openAPIV3Schema"], f"{path.name}:{crd['metadata']['name']}")
                 crds.append(crd)

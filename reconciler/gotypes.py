@@ -67,13 +67,34 @@ def unmarshal_error(value: dict, types: dict, struct: str, path: str) -> str | N
     return None
 
 
+def json_kind(value) -> str:
+    """How Go's decoder names a JSON value in an UnmarshalTypeError."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", dict: "object", list: "array"}.get(type(value), "value")
+
+
 def _type_error(value, struct: str, path: str, go_type: str) -> str:
     if isinstance(value, bool):
         found = "bool"
     elif isinstance(value, float) and go_type.startswith("int"):
-        found = f"number {value}"
+        found = f"number {go_number(value)}"
     elif isinstance(value, (int, float)):
         found = "number"
     else:
         found = {str: "string", dict: "object", list: "array"}.get(type(value), "value")
     return f"json: cannot unmarshal {found} into Go struct field {struct}.{path} of type {go_type}"
+
+
+def go_number(value) -> str:
+    """A JSON number as Go's encoder writes a float64 (``strconv`` 'f' below 1e21, else 'e'; shortest
+    digits): 2.5, 9223372036854776000, 1e+30; an int as is."""
+    if not isinstance(value, float):
+        return str(value)
+    text = repr(value)
+    if abs(value) < 1e21 and "e" in text:
+        from decimal import Decimal
+        text = format(Decimal(text), "f")
+    return text.removesuffix(".0")

@@ -13,12 +13,14 @@ def clone(value):
 
 
 def group_of(api_version: str) -> str:
+    if not isinstance(api_version, str):
+        return ""
     return api_version.split("/")[0] if "/" in api_version else ""
 
 
 def key(obj: dict) -> tuple[str, str, str, str]:
     """Identity of an object: (group, kind, namespace, name)."""
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     return (group_of(obj.get("apiVersion", "")), obj.get("kind", ""), meta.get("namespace", ""), meta.get("name", ""))
 
 
@@ -26,15 +28,15 @@ def ref(obj: dict) -> str:
     """``Kind.group "name"`` as the apiserver names an object in errors."""
     group = group_of(obj.get("apiVersion", ""))
     kind = obj.get("kind", "")
-    name = (obj.get("metadata") or {}).get("name", "")
+    name = (obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}).get("name", "")
     return f'{kind}.{group} "{name}"' if group else f'{kind} "{name}"'
 
 
 def describe(obj: dict) -> str:
     """``Kind namespace/name`` for humans."""
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     ns = meta.get("namespace")
-    return f"{obj.get('kind')} {ns + '/' if ns else ''}{meta.get('name')}"
+    return f"{obj.get('kind')} {f'{ns}/' if ns else ''}{meta.get('name')}"
 
 
 def labels(obj: dict) -> dict:

@@ -17,6 +17,7 @@ CRD file is a programming error and raises.
 from __future__ import annotations
 
 import copy
+import json
 import re
 
 import cel
@@ -69,23 +70,48 @@ def prune_and_default(obj: dict, schema: dict) -> tuple[dict, list[str]]:
     body_schema = _body(schema)
     top = {k: obj[k] for k in _TOP_LEVEL if k in obj}
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
+    body = _as_decoded(body)
     _prune(body, body_schema, "", pruned)
+    _prune_nulls(body, body_schema)
     _default(body, body_schema)
     return {**top, **body}, pruned
 
 
-def validate(obj: dict, schema: dict) -> list[FieldError]:
-    """OpenAPI validation, then CEL rules unless a type/enum error blocks them."""
+def validate(obj: dict, schema: dict, prior: list[FieldError] = ()) -> list[FieldError]:
+    """OpenAPI validation, then CEL rules unless a type/enum error blocks them. ``prior``: the errors
+    ``ValidateObjectMetaAccessor`` found before (they are returned first and block CEL too - a
+    missing name is Required - as in the custom resource strategy's Validate)."""
     body_schema = _body(schema)
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
-    errors = _validate(body, body_schema, "")
-    if not _has_cel(body_schema):
+    errors = list(prior) + _validate(body, body_schema, "")
+    # structurallisttype.ValidateListSetsAndMaps runs after the OpenAPI validator, with field.Path
+    # spelling (a map key as [key], not .key).
+    errors.extend(_validate_lists(body, body_schema, ""))
+    if not _has_cel_cached(schema):
         return errors  # no CEL validator at all, so nothing is reported as skipped
     if any(e.blocking for e in errors):
         errors.append(BLOCKED_CEL)
     else:
         errors.extend(_validate_cel(body, body_schema, ""))
     return errors
+
+
+#: id(schema) -> (schema, has CEL): a CRD's schema is loaded once and large (full pod templates).
+_CEL_CACHE: dict[int, tuple[dict, bool]] = {}
+
+
+def _has_cel_cached(schema: dict) -> bool:
+    cached = _CEL_CACHE.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = _CEL_CACHE[id(schema)] = (schema, _has_cel(_body(schema)))
+    return cached[1]
+
+
+def type_errors(obj: dict, schema: dict) -> list[FieldError]:
+    """The values of the wrong JSON type in ``obj`` (what a typed decoder cannot read), as the OpenAPI
+    validator words them."""
+    body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
+    return [e for e in _validate(body, _body(schema), "") if e.blocking and " must be of type " in e.detail]
 
 
 def _has_cel(schema) -> bool:
@@ -119,6 +145,49 @@ def _prune(value, schema: dict, path: str, pruned: list[str]) -> None:
             _prune(item, schema["items"], f"{path}[{i}]", pruned)
 
 
+# --------------------------------------------------------------------------- numbers
+
+def _as_decoded(value):
+    """A JSON integer that does not fit int64 is decoded as a float64 (unstructured JSON), so webhooks
+    and the stored object see a float (re-encoded by Go as 9223372036854776000, 1e+30)."""
+    if isinstance(value, dict):
+        return {k: _as_decoded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_decoded(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+        return float(value)
+    return value
+
+
+# --------------------------------------------------------------------------- nulls
+
+def _prune_nulls(value, schema: dict | None) -> None:
+    """``PruneNonNullableNullsWithoutDefaults`` (apiextensions-apiserver schema/defaulting): a null in an
+    object's field whose schema is neither nullable nor defaulted is removed, as if not sent (a null
+    list item stays, and fails validation). Nulls with a default are left for :func:`_default`."""
+    if isinstance(value, dict):
+        for key in list(value):
+            sub = _field_schema(key, schema)
+            if value[key] is None and sub is not None and not sub.get("nullable") and "default" not in sub:
+                del value[key]
+            else:
+                _prune_nulls(value[key], sub)
+    elif isinstance(value, list):
+        items = schema.get("items") if schema else None
+        for item in value:
+            _prune_nulls(item, items if isinstance(items, dict) else None)
+
+
+def _field_schema(key: str, schema: dict | None) -> dict | None:
+    if not schema:
+        return None
+    props = schema.get("properties") or {}
+    if key in props:
+        return props[key]
+    additional = schema.get("additionalProperties")
+    return additional if isinstance(additional, dict) else None
+
+
 # --------------------------------------------------------------------------- defaulting
 
 def _default(value, schema: dict) -> None:
@@ -146,7 +215,8 @@ def _type_name(value) -> str:
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
-        return "integer"
+        # Decoded JSON: an integer beyond int64 becomes a float64 (a "number").
+        return "integer" if -2**63 <= value < 2**63 else "number"
     if isinstance(value, float):
         return "number"
     if isinstance(value, str):
@@ -160,7 +230,7 @@ def _matches_type(value, expected: str) -> bool:
     actual = _type_name(value)
     if expected == "number":
         return actual in ("number", "integer")
-    if expected == "integer" and isinstance(value, float) and value.is_integer():
+    if expected == "integer" and isinstance(value, float) and value.is_integer() and -2**63 <= value < 2**63:
         return True
     return actual == expected
 
@@ -175,7 +245,7 @@ def _validate(value, schema: dict, path: str) -> list[FieldError]:
             return [FieldError(INVALID, path, f'{where} in body must be of type {schema["type"]}: "null"', "null", blocking=True)]
         return errors
     if schema.get("x-kubernetes-int-or-string"):
-        if not isinstance(value, (int, str)) or isinstance(value, bool):
+        if _type_name(value) not in ("integer", "string"):
             return [FieldError(INVALID, path, f'{where} in body must be of type integer,string: "{_type_name(value)}"',
                                _type_name(value), blocking=True)]
     elif schema.get("type") and not _matches_type(value, schema["type"]):
@@ -212,7 +282,6 @@ def _validate(value, schema: dict, path: str) -> list[FieldError]:
         if isinstance(items, dict):
             for i, item in enumerate(value):
                 errors.extend(_validate(item, items, f"{path}[{i}]"))
-        errors.extend(_list_uniqueness(value, schema, path))
     if isinstance(value, dict):
         for key in schema.get("required", []):
             if key not in value:
@@ -228,16 +297,40 @@ def _validate(value, schema: dict, path: str) -> list[FieldError]:
     return errors
 
 
+def _validate_lists(value, schema: dict, path: str) -> list[FieldError]:
+    """x-kubernetes-list-type invariants everywhere in ``value`` (apiextensions' structurallisttype)."""
+    errors: list[FieldError] = []
+    if isinstance(value, list):
+        errors.extend(_list_uniqueness(value, schema, path))
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                errors.extend(_validate_lists(item, items, f"{path}[{i}]"))
+    elif isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for key, sub in props.items():
+            if key in value:
+                errors.extend(_validate_lists(value[key], sub, _join(path, key)))
+        additional = schema.get("additionalProperties")
+        if isinstance(additional, dict) and not props:
+            for key, item in value.items():
+                errors.extend(_validate_lists(item, additional, f"{path}[{key}]"))
+    return errors
+
+
 def _list_uniqueness(value: list, schema: dict, path: str) -> list[FieldError]:
     list_type = schema.get("x-kubernetes-list-type")
     seen: dict = {}
     errors = []
     for i, item in enumerate(value):
-        if list_type == "map" and isinstance(item, dict):
-            key = tuple(item.get(k) for k in schema.get("x-kubernetes-list-map-keys", []))
+        if list_type == "map" and not isinstance(item, dict):
+            errors.append(FieldError(INVALID, f"{path}[{i}]", "must be an object for an array of list-type map", item))
+            continue
+        if list_type == "map":
             shown = {k: item.get(k) for k in schema.get("x-kubernetes-list-map-keys", [])}
+            key = json.dumps(shown, sort_keys=True, default=str)
         elif list_type == "set":
-            key, shown = repr(item), item
+            key, shown = json.dumps(item, sort_keys=True, default=str), item
         else:
             return []
         if key in seen:

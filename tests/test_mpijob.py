@@ -233,11 +233,15 @@ def test_a_worker_pod_not_controlled_by_the_job_stops_the_sync():
     lambda s: s["mpiReplicaSpecs"]["Worker"]["template"]["spec"].update(hostNetwork="yes"),
     lambda s: s["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0].update(command="mpirun"),
 ])
-def test_undecodable_pod_templates_are_ignored(mutate):
+def test_undecodable_pod_templates_are_refused_by_the_schema(mutate):
+    # Upstream's CRD describes the pod templates in full (core/v1 PodTemplateSpec): a value of the wrong
+    # type there is the apiserver's 422, and nothing is created.
     job = _job()
     mutate(job["spec"])
     result = reconciler.render([job], PROFILE)
-    assert [o["kind"] for o in result.objects] == ["MPIJob"] and result.cluster.reconcile_errors == []
+    assert result.objects == [] and result.cluster.reconcile_errors == []
+    (rejected,) = result.rejections
+    assert rejected.error.code == 422 and "in body must be of type" in str(rejected.error)
 
 
 @pytest.mark.parametrize("replicas", [

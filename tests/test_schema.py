@@ -32,11 +32,18 @@ def test_explicit_values_are_not_overwritten_by_defaults():
 
 def test_unknown_fields_are_pruned_and_reported_but_preserved_subtrees_kept():
     obj = runtime({"mpi": {}, "bogus": 1})
-    obj["spec"]["template"]["spec"]["replicatedJobs"][0]["template"] = {"spec": {"template": {"spec": {"anything": 1}}}}
+    obj["spec"]["template"]["spec"]["replicatedJobs"][0]["template"] = {
+        "metadata": {"labels": {"a": "b"}, "anything": 1},
+        "spec": {"backoffLimit": 1, "anyJobField": 1, "template": {"spec": {"anything": 1, "containers": []}}}}
     out, pruned = schema.prune_and_default(obj, RUNTIME)
-    assert pruned == ["spec.mlPolicy.bogus"]
+    # The job spec is preserved beyond its listed fields; its metadata is an embedded ObjectMeta and its pod
+    # template core/v1 PodTemplateSpec in full (upstream's CRD), so unknown fields there are pruned.
+    job_template = "spec.template.spec.replicatedJobs[0].template"
+    assert pruned == ["spec.mlPolicy.bogus", f"{job_template}.metadata.anything", f"{job_template}.spec.template.spec.anything"]
     assert "bogus" not in out["spec"]["mlPolicy"]
-    assert out["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"] == {"anything": 1}
+    template = out["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]
+    assert template["metadata"] == {"labels": {"a": "b"}}
+    assert template["spec"] == {"backoffLimit": 1, "anyJobField": 1, "template": {"spec": {"containers": []}}}
 
 
 def test_type_error_is_worded_like_the_apiserver_and_blocks_cel():

@@ -133,7 +133,9 @@ class WebhookServer:
                     self._add_mutate_route(group, ("v1",), kind, [mutator], getattr(mutator, "webhook_name", None),
                                            getattr(mutator, "object_selector", {}))
             else:
-                self._add_mutate_route(group, self._versions(group, kind), kind, list(mutators), None, {})
+                names = {getattr(m, "webhook_name", None) for m in mutators}  # upstream's name, when it has one
+                self._add_mutate_route(group, self._versions(group, kind), kind, list(mutators),
+                                       names.pop() if len(names) == 1 else None, {})
         self.routes[f"/canary-mutate/{self.token}"] = Route("canary-mutate", "canary-mutate.training-conformance.io",
                                                             "", ("v1",), "ConfigMap", [])
         self.routes[f"/canary-validate/{self.token}"] = Route("canary-validate",

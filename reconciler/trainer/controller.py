@@ -8,12 +8,24 @@ the runtime into a ConfigMap and every later build reads it from there (see :mod
 from __future__ import annotations
 
 from .. import meta
+from ..cluster import AlreadyExists
+from ..errors import Rejection
 from . import runtimes, snapshot
 from .framework import BuildError, run_build
 from .info import new_runtime_info
 
 GROUP = "trainer.kubeflow.org"
 JOBSET_GROUP = "jobset.x-k8s.io"
+
+
+def _creation_failed(cluster, trainjob: dict, error: str) -> None:
+    """``reconcileObjects`` failed (the apiserver refused an object the runtime built, e.g. a JobSet the
+    JobSet webhook denies): Trainer records a Warning Event ``TrainJobResourcesCreationFailed``, its
+    message cut to 950 characters (``%.950v`` + `` ...``), and returns the error (logged, retried);
+    nothing else is created (trainjob_controller.go, v2.0-v2.3)."""
+    message = f"TrainJob resources reconciliation failed: {error[:950]}" + (" ..." if len(error) > 950 else "")
+    cluster.record_event(trainjob, "Warning", "TrainJobResourcesCreationFailed", message)
+    cluster.record_error(trainjob, error)
 
 
 class TrainJobController:
@@ -33,7 +45,11 @@ class TrainJobController:
                 return
             for obj in objects:
                 if cluster.find(*meta.key(obj)) is None:
-                    cluster.create(obj)
+                    try:
+                        cluster.create(obj)
+                    except (Rejection, AlreadyExists) as refused:
+                        _creation_failed(cluster, trainjob, str(refused))
+                        return
             return
         self._sync_status(cluster, trainjob, jobset)
 

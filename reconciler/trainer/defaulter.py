@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .. import crds
 from ..errors import FieldError, Rejection
+from ..gotypes import go_number
 
 WEBHOOK = "defaulter.trainjob.trainer.kubeflow.org"
 GROUP = "trainer.kubeflow.org"
@@ -92,7 +93,7 @@ def _scalar(value, schema: dict, path: str, structs: dict[str, str]) -> str | No
     if struct is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        found = f"number {value}" if expected == "integer" and isinstance(value, float) else "number"
+        found = f"number {go_number(value)}" if expected == "integer" and isinstance(value, float) else "number"
     else:
         found = _JSON_KIND.get(type(value), "value")
     return f"json: cannot unmarshal {found} into Go struct field {struct}.{path} of type {go_type}"

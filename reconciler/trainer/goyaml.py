@@ -130,6 +130,9 @@ _Dumper.add_representer(dict, _represent_dict)
 _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(bool, lambda d, v: _scalar(d, "true" if v else "false"))
 _Dumper.add_representer(int, lambda d, v: _scalar(d, str(v)))
+# A float only reaches here from a field the runtime's schema leaves open; Go prints float64 with
+# strconv.FormatFloat(f, 'g', -1, 64) (2.5, 1e+30), which Python's repr matches for finite values.
+_Dumper.add_representer(float, lambda d, v: _scalar(d, repr(v)))
 _Dumper.add_representer(type(None), lambda d, v: _scalar(d, "null"))
 
 

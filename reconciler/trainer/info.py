@@ -72,7 +72,7 @@ def new_runtime_info(runtime: dict) -> RuntimeInfo:
     template = spec.get("template") or {}
     jobset_spec = copy.deepcopy(template.get("spec") or {})
     pod_sets = []
-    for rj in jobset_spec.get("replicatedJobs", []):
+    for rj in jobset_spec.get("replicatedJobs") or []:
         job_template = rj.get("template") or {}
         ancestor = ((job_template.get("metadata") or {}).get("labels") or {}).get(ANCESTOR_LABEL)
         if ancestor == TRAINER:
@@ -83,7 +83,7 @@ def new_runtime_info(runtime: dict) -> RuntimeInfo:
         pod_sets.append(PodSet(
             name=rj["name"], ancestor=ancestor, count=max(count if count is not None else 1, 1),
             replicas=rj.get("replicas", 1),
-            containers=[c.get("name") for c in pod_spec.get("containers", [])],
+            containers=[c.get("name") for c in pod_spec.get("containers") or [] if isinstance(c, dict)],
         ))
     return RuntimeInfo(runtime=runtime, ml_policy=ml_policy,
                        template_metadata=copy.deepcopy(template.get("metadata") or {}),

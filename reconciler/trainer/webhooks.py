@@ -16,10 +16,11 @@ CLUSTERTRAININGRUNTIME_WEBHOOK = "validator.clustertrainingruntime.trainer.kubef
 
 
 def validate_trainjob(trainjob: dict, cluster) -> list[FieldError]:
-    ref = trainjob["spec"]["runtimeRef"]
-    kind, group, name = ref.get("kind"), ref.get("apiGroup"), ref["name"]
+    ref = (trainjob.get("spec") or {}).get("runtimeRef") or {}
+    kind, group, name = ref.get("kind"), ref.get("apiGroup"), ref.get("name")
     if (group, kind) not in runtimes.RUNTIME_KINDS:
-        return [plain(f"unsupported runtime: {kind}.{group}")]
+        # schema.GroupKind.String(): "<Kind>.<group>", the Kind alone when the group is empty.
+        return [plain(f"unsupported runtime: {kind or ''}{'.' + group if group else ''}")]
     runtime = runtimes.lookup(cluster, trainjob)
     if runtime is None:
         if cluster.profile.field_values_json:  # printed as Go's JSON of RuntimeRef (field order), seen live
@@ -37,7 +38,8 @@ def validate_trainjob(trainjob: dict, cluster) -> list[FieldError]:
 def validate_runtime(runtime: dict, cluster) -> list[FieldError]:
     """Every ancestor-labelled replicatedJob has replicas 1 and the ancestor's container."""
     errors = []
-    for i, rj in enumerate(runtime["spec"].get("template", {}).get("spec", {}).get("replicatedJobs", [])):
+    # A runtime without spec is Go's zero value: nothing to check.
+    for i, rj in enumerate((((runtime.get("spec") or {}).get("template") or {}).get("spec") or {}).get("replicatedJobs") or []):
         template = rj.get("template") or {}
         ancestor = ((template.get("metadata") or {}).get("labels") or {}).get(ANCESTOR_LABEL)
         if ancestor not in ANCESTOR_CONTAINERS:

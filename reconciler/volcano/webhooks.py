@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import re
 
+from ..decoding import decoding, field, items
 from ..errors import FieldError, plain
+from ..k8s_schemas import go_structs
 from . import keys, plugins
 
 MUTATING_WEBHOOK = "mutatejob.volcano.sh"
@@ -49,6 +51,23 @@ _QUALIFIED_NAME_MSG = ("name part must consist of alphanumeric characters, '-', 
 
 # ------------------------------------------------------------------ mutation
 
+MUTATING_WEBHOOK = "mutatejob.volcano.sh"
+#: JSON path of each Volcano Job struct (pkg/apis/batch/v1alpha1/job.go, core/v1) → its Go name.
+GO_STRUCTS = {
+    "": "Job", "spec": "JobSpec", "spec.tasks": "TaskSpec", "spec.policies": "LifecyclePolicy",
+    "spec.tasks.policies": "LifecyclePolicy", "spec.tasks.dependsOn": "DependsOn",
+    **go_structs("spec.tasks.template", "io.k8s.api.core.v1.PodTemplateSpec"),
+}
+
+
+# Volcano's handler decodes with schema.DecodeJob and answers an error with util.ToAdmissionResponse:
+# a plain denial (no code: the apiserver makes it 403) carrying Go's error.
+def _templates(job: dict):
+    for task in items(field(job, "spec", "tasks")):
+        yield field(task, "template"), "spec.tasks.template", "TaskSpec"
+
+
+@decoding(MUTATING_WEBHOOK, GO_STRUCTS, status=403, templates=_templates)
 def default_job(job: dict, cluster) -> None:
     spec = job.setdefault("spec", {})
     if not spec.get("queue"):
