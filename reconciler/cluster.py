@@ -150,7 +150,7 @@ class Cluster:
         for mutate in self.mutators.get((group, kind), []):
             mutate(obj, self)
         if served is not None:
-            errors = schema.validate(obj, served[0])
+            errors = schema.validate(obj, served[0], crds.scales(self.profile.crd_dirs).get((group, version, kind)))
             if errors:
                 raise Rejection("schema", meta.ref(obj), errors)
         else:
