@@ -135,6 +135,27 @@ def test_platform_defaults_go_unless_the_template_sets_them():
          "resources": {"limits": {"nvidia.com/gpu": "2", "cpu": "2.5"}}}]}
 
 
+def test_platform_defaults_render_writes_itself_are_kept():
+    """A PyTorchJob worker's init container is the operator's, not the template's: render writes its
+    imagePullPolicy IfNotPresent (the image has a tag, so the apiserver would default the same); a
+    default render does not write goes."""
+    init = {"name": "init-pytorch", "image": "alpine:3.10", "imagePullPolicy": "IfNotPresent",
+            "terminationMessagePolicy": "File"}
+    live_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pt-worker-0", "namespace": "d"},
+                "spec": {"initContainers": [dict(init)], "containers": [{"name": "pytorch", "image": "img:1",
+                                                                        "imagePullPolicy": "IfNotPresent"}]}}
+    rendered = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pt-worker-0", "namespace": "d"},
+                "spec": {"initContainers": [{"name": "init-pytorch", "image": "alpine:3.10",
+                                             "imagePullPolicy": "IfNotPresent"}],
+                         "containers": [{"name": "pytorch", "image": "img:1"}]}}
+    [stripped] = platform.strip([live_pod], [], [rendered])
+    assert stripped["spec"] == {"initContainers": [{"name": "init-pytorch", "image": "alpine:3.10",
+                                                    "imagePullPolicy": "IfNotPresent"}],
+                                "containers": [{"name": "pytorch", "image": "img:1"}]}
+    [without_render] = platform.strip([live_pod], [])
+    assert "imagePullPolicy" not in without_render["spec"]["initContainers"][0]
+
+
 def test_key_order_follows_render_and_changes_nothing_else():
     live_obj = {"kind": "Job", "apiVersion": "batch/v1", "metadata": {"name": "a", "labels": {"b": "1", "a": "2"}},
                 "spec": {"x": 1, "extra": True}}

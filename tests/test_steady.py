@@ -85,3 +85,170 @@ def test_young_trainjob_waits_for_its_runtime_to_be_marked_in_use():
     assert runtimes_not_marked_in_use([trainjob], lambda tj: None) == []  # no such runtime: nothing to wait for
     old = {**trainjob, "metadata": {**trainjob["metadata"], "creationTimestamp": "2020-01-01T00:00:00Z"}}
     assert runtimes_not_marked_in_use([old], lambda tj: bare) == []  # past the grace: judged by the golden
+
+
+# ---------------------------------------------------------------- PyTorchJob (training-operator v1)
+
+def _stamp(seconds_ago: float = 0) -> str:
+    import datetime as dt
+
+    moment = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=seconds_ago)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pytorchjob(status=None, age: float = 0, workers=2, run_policy=None) -> dict:
+    template = {"spec": {"containers": [{"name": "pytorch", "image": "pytorch:1"}]}}
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+           "metadata": {"name": "pt", "namespace": "ns", "uid": "pt-uid", "creationTimestamp": _stamp(age)},
+           "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": template},
+                                            "Worker": {"replicas": workers, "template": template}}}}
+    if run_policy:
+        job["spec"]["runPolicy"] = run_policy
+    if status is not None:
+        job["status"] = status
+    return job
+
+
+def _child(kind: str, name: str, phase: str = "Running", owner: str = "pt-uid", **labels) -> dict:
+    obj = {"apiVersion": "v1", "kind": kind,
+           "metadata": {"name": name, "namespace": "ns", "labels": labels,
+                        "ownerReferences": [{"uid": owner, "controller": True}]}}
+    if kind == "Pod":
+        obj["spec"] = {"nodeName": "node-0"}
+        obj["status"] = {"phase": phase}
+    return obj
+
+
+def _pytorch_children(master="Running", workers=("Running", "Running")) -> list[dict]:
+    label = "training.kubeflow.org/replica-type"
+    out = [_child("Pod", "pt-master-0", master, **{label: "master"}), _child("Service", "pt-master-0")]
+    for i, phase in enumerate(workers):
+        out += [_child("Pod", f"pt-worker-{i}", phase, **{label: "worker"}), _child("Service", f"pt-worker-{i}")]
+    return out
+
+
+def _created(*extra, master_active=1, worker_active=2) -> dict:
+    return {"conditions": [{"type": "Created", "status": "True"}, *extra],
+            "replicaStatuses": {"Master": {"active": master_active}, "Worker": {"active": worker_active}}}
+
+
+def _reasons(objects, kind):
+    return [r.split(": ", 1)[1] for r in reasons_not_steady(objects) if r.startswith(kind)]
+
+
+def test_pytorchjob_waits_for_its_controller_to_see_it_until_the_grace_ends():
+    assert _reasons([_pytorchjob()], "PyTorchJob") == ["no Created condition yet"]
+    assert _reasons([_pytorchjob(age=60)], "PyTorchJob") == []  # an operator that never acts on it
+
+
+def test_pytorchjob_needs_a_pod_and_a_service_per_index_and_counts_that_agree():
+    children = _pytorch_children()
+    assert _reasons([_pytorchjob(_created())] + children, "PyTorchJob") == []
+    without_w1 = [c for c in children if c["metadata"]["name"] != "pt-worker-1"]
+    assert _reasons([_pytorchjob(_created())] + without_w1, "PyTorchJob") == [
+        "Pod pt-worker-1 not created yet", "Service pt-worker-1 not created yet",
+        "replicaStatuses.Worker.active 2 but 1 Running pod(s)"]
+    # Worker replicas unset default to 1: only pt-worker-0 is wanted.
+    job = _pytorchjob(_created(worker_active=1))
+    del job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"]
+    assert _reasons([job] + _pytorch_children(workers=("Running",)), "PyTorchJob") == []
+
+
+def test_pytorchjob_active_counts_running_pods_not_being_deleted():
+    children = _pytorch_children(workers=("Running", "Pending"))
+    assert _reasons([_pytorchjob(_created(worker_active=2))] + children, "PyTorchJob") == [
+        "replicaStatuses.Worker.active 2 but 1 Running pod(s)"]
+    assert _reasons([_pytorchjob(_created(worker_active=1))] + children, "PyTorchJob") == []
+
+
+def test_suspended_pytorchjob_waits_for_the_suspended_condition_only():
+    suspend = {"suspend": True}
+    assert _reasons([_pytorchjob(_created(), run_policy=suspend)], "PyTorchJob") == ["not Suspended yet"]
+    status = _created({"type": "Suspended", "status": "True"}, master_active=0, worker_active=0)
+    assert _reasons([_pytorchjob(status, run_policy=suspend)], "PyTorchJob") == []
+
+
+def test_finished_pytorchjob_waits_for_its_clean_pod_policy():
+    done = _created({"type": "Succeeded", "status": "True"})
+    children = _pytorch_children(master="Succeeded", workers=("Running", "Succeeded"))
+    assert _reasons([_pytorchjob(done)] + children, "PyTorchJob") == []  # default None keeps every pod
+    assert _reasons([_pytorchjob(done, run_policy={"cleanPodPolicy": "Running"})] + children, "PyTorchJob") == [
+        "cleanPodPolicy Running: pod pt-worker-0 not deleted yet"]
+    assert len(_reasons([_pytorchjob(done, run_policy={"cleanPodPolicy": "All"})] + children, "PyTorchJob")) == 3
+
+
+def test_pytorchjob_managed_elsewhere_is_never_waited_for():
+    job = _pytorchjob(run_policy={"managedBy": "kueue.x-k8s.io/multikueue"})
+    assert _reasons([job], "PyTorchJob") == []
+
+
+# ---------------------------------------------------------------- MPIJob (mpi-operator v0.6.0)
+
+def _mpijob(status=None, age: float = 0, workers=2, policy=None, run_policy=None) -> dict:
+    template = {"spec": {"containers": [{"name": "mpi", "image": "mpi:1"}]}}
+    job = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+           "metadata": {"name": "pi", "namespace": "ns", "uid": "mpi-uid", "creationTimestamp": _stamp(age)},
+           "spec": {"mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": template},
+                                        "Worker": {"replicas": workers, "template": template}}}}
+    if policy:
+        job["spec"]["launcherCreationPolicy"] = policy
+    if run_policy:
+        job["spec"]["runPolicy"] = run_policy
+    if status is not None:
+        job["status"] = status
+    return job
+
+
+def _mpi_children(workers=("Running", "Running"), launcher=True, ready=True) -> list[dict]:
+    out = [_child("Service", "pi", owner="mpi-uid"), _child("ConfigMap", "pi-config", owner="mpi-uid"),
+           _child("Secret", "pi-ssh", owner="mpi-uid")]
+    for i, phase in enumerate(workers):
+        pod = _child("Pod", f"pi-worker-{i}", phase, owner="mpi-uid")
+        pod["status"]["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+        out.append(pod)
+    if launcher:
+        out.append({"apiVersion": "batch/v1", "kind": "Job",
+                    "metadata": {"name": "pi-launcher", "namespace": "ns", "uid": "launcher-uid"},
+                    "spec": {"parallelism": 1, "completions": 1}, "status": {"active": 1}})
+        out.append(_child("Pod", "pi-launcher-x1", "Running", owner="launcher-uid"))
+    return out
+
+
+def _mpi_status(worker_active=2, launcher_active=1, *extra) -> dict:
+    return {"conditions": [{"type": "Created", "status": "True"}, *extra],
+            "replicaStatuses": {"Launcher": {"active": launcher_active}, "Worker": {"active": worker_active}}}
+
+
+def test_mpijob_waits_for_service_configmap_and_secret_until_the_grace_ends():
+    assert _reasons([_mpijob()], "MPIJob") == [
+        "Service pi not created yet", "ConfigMap pi-config not created yet", "Secret pi-ssh not created yet"]
+    assert _reasons([_mpijob(age=60)], "MPIJob") == []  # invalid, or another manager's: nothing ever comes
+
+
+def test_mpijob_needs_its_workers_and_the_launcher_at_startup():
+    assert _reasons([_mpijob(_mpi_status())] + _mpi_children(), "MPIJob") == []
+    partial = [c for c in _mpi_children() if c["metadata"]["name"] not in ("pi-worker-1", "pi-launcher", "pi-launcher-x1")]
+    assert _reasons([_mpijob(_mpi_status(worker_active=1, launcher_active=0))] + partial, "MPIJob") == [
+        "Pod pi-worker-1 not created yet", "Job pi-launcher not created yet"]
+
+
+def test_mpijob_launcher_waits_for_ready_workers_under_another_creation_policy():
+    children = _mpi_children(launcher=False, ready=False)
+    job = _mpijob(_mpi_status(launcher_active=0), policy="WaitForWorkersReady")
+    assert _reasons([job] + children, "MPIJob") == []
+    job = _mpijob(_mpi_status(launcher_active=0), policy="WaitForWorkersReady")
+    assert _reasons([job] + _mpi_children(launcher=False), "MPIJob") == ["Job pi-launcher not created yet"]
+
+
+def test_mpijob_counts_must_agree_with_its_pods():
+    assert _reasons([_mpijob(_mpi_status(worker_active=1, launcher_active=0))] + _mpi_children(), "MPIJob") == [
+        "replicaStatuses.Worker.active 1 but 2 Running worker(s)",
+        "replicaStatuses.Launcher.active 0 but 1 Running launcher pod(s)"]
+
+
+def test_finished_mpijob_waits_only_for_its_clean_pod_policy():
+    done = {**_mpi_status(0, 0, {"type": "Succeeded", "status": "True"}), "completionTime": _stamp()}
+    children = _mpi_children(workers=("Running", "Succeeded"), launcher=False)
+    assert _reasons([_mpijob(done)] + children, "MPIJob") == []  # cleanPodPolicy defaults to None
+    assert _reasons([_mpijob(done, run_policy={"cleanPodPolicy": "Running"})] + children, "MPIJob") == [
+        "cleanPodPolicy Running: pod pi-worker-0 not deleted yet"]

@@ -226,7 +226,7 @@ class CaseRun:
         if rendered is None:
             rendered = reconciler.render(copy.deepcopy(self.manifests), self.profile).objects
         # Go's zero values in custom resources first: platform.strip reads the JobSet's templates.
-        objects = platform.strip(gozero.strip(objects, rendered), self.manifests)
+        objects = platform.strip(gozero.strip(objects, rendered), self.manifests, rendered)
         outcome.objects = keyorder.reorder_like(objects, rendered)
         outcome.reconcile_errors = self._reconcile_errors()
 
