@@ -147,18 +147,51 @@ def test_pytorchjob_needs_a_pod_and_a_service_per_index_and_counts_that_agree():
     without_w1 = [c for c in children if c["metadata"]["name"] != "pt-worker-1"]
     assert _reasons([_pytorchjob(_created())] + without_w1, "PyTorchJob") == [
         "Pod pt-worker-1 not created yet", "Service pt-worker-1 not created yet",
-        "replicaStatuses.Worker.active 2 but 1 Running pod(s)"]
+        "replicaStatuses.Worker.active 2 but 1 pod(s)"]
     # Worker replicas unset default to 1: only pt-worker-0 is wanted.
     job = _pytorchjob(_created(worker_active=1))
     del job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"]
     assert _reasons([job] + _pytorch_children(workers=("Running",)), "PyTorchJob") == []
 
 
-def test_pytorchjob_active_counts_running_pods_not_being_deleted():
+def test_pytorchjob_counts_pods_as_its_last_reconcile_did():
+    """UpdateJobReplicaStatuses: Running → active, a Running pod being deleted → failed, Succeeded,
+    Failed; Pending not at all. A count that disagrees means a change not seen yet."""
     children = _pytorch_children(workers=("Running", "Pending"))
     assert _reasons([_pytorchjob(_created(worker_active=2))] + children, "PyTorchJob") == [
-        "replicaStatuses.Worker.active 2 but 1 Running pod(s)"]
+        "replicaStatuses.Worker.active 2 but 1 pod(s)"]
     assert _reasons([_pytorchjob(_created(worker_active=1))] + children, "PyTorchJob") == []
+    children = _pytorch_children(workers=("Failed", "Running"))
+    assert _reasons([_pytorchjob(_created(worker_active=1))] + children, "PyTorchJob") == [
+        "replicaStatuses.Worker.failed 0 but 1 pod(s)"]  # a pod that just failed: not reconciled yet
+    status = _created(worker_active=1)
+    status["replicaStatuses"]["Worker"]["failed"] = 1
+    assert _reasons([_pytorchjob(status)] + children, "PyTorchJob") == []
+    children[2]["metadata"]["deletionTimestamp"] = _stamp()  # pt-worker-0 being deleted, still Running
+    children[2]["status"]["phase"] = "Running"
+    assert _reasons([_pytorchjob(status)] + children, "PyTorchJob") == []  # deleting Running counts as failed
+
+
+def test_pytorchjob_past_its_backoff_limit_waits_to_fail_for_the_grace():
+    """PastBackoffLimit: the restartCounts of Running pods reach backoffLimit; an in-place restart
+    changes no count, so the restart's time (lastState.terminated.finishedAt) starts the grace."""
+    children = _pytorch_children()
+    worker = children[2]
+    worker["status"]["containerStatuses"] = [{"name": "pytorch", "restartCount": 1,
+                                              "lastState": {"terminated": {"exitCode": 1, "finishedAt": _stamp()}}}]
+    job = _pytorchjob(_created(), run_policy={"backoffLimit": 1})
+    assert _reasons([job] + children, "PyTorchJob") == ["backoffLimit 1 reached, not Failed yet"]
+    assert _reasons([_pytorchjob(_created(), run_policy={"backoffLimit": 2})] + children, "PyTorchJob") == []
+    worker["status"]["containerStatuses"][0]["lastState"]["terminated"]["finishedAt"] = _stamp(60)
+    assert _reasons([job] + children, "PyTorchJob") == []  # never failed by its operator: the case judges
+
+
+def test_pytorchjob_past_its_active_deadline_waits_to_fail_for_the_grace():
+    status = {**_created(), "startTime": _stamp(1)}
+    job = _pytorchjob(status, run_policy={"activeDeadlineSeconds": 0})
+    assert _reasons([job] + _pytorch_children(), "PyTorchJob") == ["activeDeadlineSeconds 0 passed, not Failed yet"]
+    job = _pytorchjob(status, run_policy={"activeDeadlineSeconds": 86400})
+    assert _reasons([job] + _pytorch_children(), "PyTorchJob") == []
 
 
 def test_suspended_pytorchjob_waits_for_the_suspended_condition_only():
@@ -252,3 +285,12 @@ def test_finished_mpijob_waits_only_for_its_clean_pod_policy():
     assert _reasons([_mpijob(done)] + children, "MPIJob") == []  # cleanPodPolicy defaults to None
     assert _reasons([_mpijob(done, run_policy={"cleanPodPolicy": "Running"})] + children, "MPIJob") == [
         "cleanPodPolicy Running: pod pi-worker-0 not deleted yet"]
+
+
+def test_mpijob_worker_counts_follow_the_worker_phases():
+    children = _mpi_children(workers=("Running", "Failed"))
+    assert _reasons([_mpijob(_mpi_status(worker_active=1))] + children, "MPIJob") == [
+        "replicaStatuses.Worker.failed 0 but 1 Failed worker(s)"]
+    status = _mpi_status(worker_active=1)
+    status["replicaStatuses"]["Worker"]["failed"] = 1
+    assert _reasons([_mpijob(status)] + children, "MPIJob") == []

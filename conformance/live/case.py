@@ -145,10 +145,11 @@ class CaseRun:
     def _rejection(self, obj: dict, exc: ApiError) -> RejectionRecord:
         md = obj.get("metadata") or {}
         status = self.names.back(exc.status) if exc.status else {"message": exc.message}
+        message, errors = rejections.in_render_order(meta.group_of(obj.get("apiVersion", "")), obj.get("kind", ""),
+                                                     self.names.back(exc.message), rejections.field_errors(status))
         return RejectionRecord(
             kind=obj.get("kind", ""), name=md.get("name", ""), namespace=md.get("namespace"),
-            code=exc.code, reason=exc.reason or "", message=self.names.back(exc.message),
-            errors=rejections.field_errors(status))
+            code=exc.code, reason=exc.reason or "", message=message, errors=errors)
 
     def _settle(self, outcome: Outcome) -> None:
         namespaces = self.names.live_namespaces

@@ -33,7 +33,8 @@ import time
 from reconciler import meta
 from reconciler.faults import HOLD_FINALIZER
 from reconciler.mpijob import defaults as mpijob_defaults, keys as mpijob_keys
-from reconciler.pytorchjob import defaults as pytorchjob_defaults, keys as pytorchjob_keys
+from reconciler.pytorchjob import controller as pytorchjob_controller, defaults as pytorchjob_defaults, \
+    keys as pytorchjob_keys
 
 _TERMINAL = ("Succeeded", "Failed")
 VOLCANO_JOB = "batch.volcano.sh/v1alpha1"
@@ -155,12 +156,19 @@ def runtimes_not_marked_in_use(trainjobs: list[dict], runtime_of) -> list[str]:
 
 
 def _young(obj: dict) -> bool:
-    created = (obj.get("metadata") or {}).get("creationTimestamp")
-    if not created:
-        return True
-    born = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
-    # creationTimestamp has whole seconds: count from the end of that second.
-    return (dt.datetime.now(dt.timezone.utc) - born).total_seconds() < CHILD_GRACE + 1
+    return _recent((obj.get("metadata") or {}).get("creationTimestamp"))
+
+
+def _recent(stamp: str | None, after: float = 0.0) -> bool:
+    """Whether ``stamp`` (+ ``after`` seconds) is less than ``CHILD_GRACE`` ago (no stamp: yes).
+    Timestamps have whole seconds: this counts from the end of that second."""
+    return stamp is None or _since(stamp) - after < CHILD_GRACE + 1
+
+
+def _since(stamp: str) -> float:
+    """Seconds from ``stamp`` (RFC 3339, whole seconds) to now."""
+    moment = dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    return (dt.datetime.now(dt.timezone.utc) - moment).total_seconds()
 
 
 class _Index:
@@ -228,6 +236,27 @@ def _running(pods: list[dict]) -> int:
     return sum(1 for p in pods if _phase(p) == "Running" and not p["metadata"].get("deletionTimestamp"))
 
 
+def _replica_counts(pods: list[dict]) -> dict[str, int]:
+    """The training-operator's UpdateJobReplicaStatuses over ``pods``: Running → active (failed
+    while being deleted: "Count deleted Pods as failures"), Succeeded, Failed; Pending not at all."""
+    counts = {"active": 0, "succeeded": 0, "failed": 0}
+    for pod in pods:
+        phase = _phase(pod)
+        if phase == "Running":
+            counts["failed" if pod["metadata"].get("deletionTimestamp") else "active"] += 1
+        elif phase in ("Succeeded", "Failed"):
+            counts[phase.lower()] += 1
+    return counts
+
+
+def _last_restart(pods: list[dict]) -> str | None:
+    """When the last container of ``pods`` restarted in place (its previous run's finishedAt)."""
+    stamps = [((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
+              for p in pods for cs in ((p.get("status") or {}).get("containerStatuses") or [])
+              + ((p.get("status") or {}).get("initContainerStatuses") or [])]
+    return max((s for s in stamps if s), default=None)
+
+
 def _left_after_cleanup(pods: list[dict], policy: str | None) -> list[str]:
     """Pods a finished job's cleanPodPolicy still has to delete (All: every pod, Running: the
     Running and Pending ones; the training-operator's and the MPI Operator's rule alike)."""
@@ -240,10 +269,14 @@ def _pytorchjob_children(job: dict, index: _Index) -> list[str]:
     """kubeflow/training-operator v1 (pytorchjob_controller.go, common/{job,pod,service}.go): once its
     controller has seen a PyTorchJob it carries ``Created``; unless finished or suspended it has a
     pod and a headless Service ``<job>-<type>-<i>`` for every index below each type's ``replicas``
-    (defaulted: 1), and ``replicaStatuses[<type>].active`` counts that type's Running pods not being
-    deleted (UpdateJobReplicaStatuses); a suspended job shows ``Suspended``; a finished one has no
-    pod its cleanPodPolicy removes (default None). A job managed elsewhere (v1.9 managedBy) is
-    never touched; one the controller cannot handle (an upstream panic) gets no status at all."""
+    (defaulted: 1), and ``replicaStatuses[<type>]`` counts that type's pods as its last reconcile
+    did (UpdateJobReplicaStatuses: active, succeeded, failed - a pod that just failed or finished
+    has not been seen yet while they disagree); once the restartCounts reach ``backoffLimit``
+    (PastBackoffLimit, an in-place restart changes no count) or ``activeDeadlineSeconds`` has passed,
+    the job is to fail - waited for ``CHILD_GRACE`` from that moment; a suspended job shows
+    ``Suspended``; a finished one has no pod its cleanPodPolicy removes (default None). A job managed
+    elsewhere (v1.9 managedBy) is never touched; one the controller cannot handle (an upstream
+    panic) gets no status at all."""
     status, md = job.get("status") or {}, job["metadata"]
     try:
         defaulted = pytorchjob_defaults.defaulted(job)
@@ -271,9 +304,17 @@ def _pytorchjob_children(job: dict, index: _Index) -> list[str]:
                 if index.get(kind, md.get("namespace"), name) is None:
                     reasons.append(f"{kind} {name} not created yet")
         mine = [p for p in pods if (p["metadata"].get("labels") or {}).get(pytorchjob_keys.REPLICA_TYPE_LABEL) == label]
-        active = ((status.get("replicaStatuses") or {}).get(replica_type) or {}).get("active", 0)
-        if active != _running(mine):
-            reasons.append(f"replicaStatuses.{replica_type}.active {active} but {_running(mine)} Running pod(s)")
+        written = (status.get("replicaStatuses") or {}).get(replica_type) or {}
+        for counter, count in _replica_counts(mine).items():
+            if written.get(counter, 0) != count:
+                reasons.append(f"replicaStatuses.{replica_type}.{counter} {written.get(counter, 0)} but {count} pod(s)")
+    if run_policy.get("backoffLimit") is not None and pytorchjob_controller.past_backoff_limit(defaulted, pods) \
+            and _recent(_last_restart(pods)):
+        reasons.append(f"backoffLimit {run_policy['backoffLimit']} reached, not Failed yet")
+    deadline = run_policy.get("activeDeadlineSeconds")
+    start = status.get("startTime")
+    if isinstance(deadline, int) and start and _since(start) >= deadline and _recent(start, after=deadline):
+        reasons.append(f"activeDeadlineSeconds {deadline} passed, not Failed yet")
     return reasons
 
 
@@ -282,8 +323,9 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     Service ``<job>``, the ConfigMap ``<job>-config`` and the Secret ``<job>-ssh``; unless suspended
     or finished also the worker pods ``<job>-worker-<i>`` below Worker ``replicas`` (defaulted: 0)
     and the launcher Job ``<job>-launcher`` - at once under ``launcherCreationPolicy: AtStartup``,
-    otherwise once every worker pod is Ready; ``replicaStatuses.Worker.active`` counts the Running
-    workers, ``Launcher.active`` the launcher Job's Running pods while the Job runs. Finished (with
+    otherwise once every worker pod is Ready; ``replicaStatuses.Worker`` counts the workers by phase
+    (active Running, succeeded, failed), ``Launcher.active`` the launcher Job's Running pods while
+    the Job runs. Finished (with
     a completionTime), its cleanPodPolicy All/Running leaves no such worker. An MPIJob it finds
     invalid or managed elsewhere gets nothing: like any parent without children, it is steady
     after ``CHILD_GRACE``."""
@@ -314,10 +356,11 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
         if launcher is None and (spec["launcherCreationPolicy"] == mpijob_keys.AT_STARTUP or ready):
             reasons.append(f"Job {name}-launcher not created yet")
     replica_statuses = status.get("replicaStatuses") or {}
-    active = (replica_statuses.get(mpijob_keys.WORKER) or {}).get("active", 0)
-    running = _running([w for w in workers if w is not None])
-    if active != running:
-        reasons.append(f"replicaStatuses.Worker.active {active} but {running} Running worker(s)")
+    written = replica_statuses.get(mpijob_keys.WORKER) or {}
+    for counter, phase in (("active", "Running"), ("succeeded", "Succeeded"), ("failed", "Failed")):
+        count = sum(1 for w in workers if w is not None and _phase(w) == phase)
+        if written.get(counter, 0) != count:
+            reasons.append(f"replicaStatuses.Worker.{counter} {written.get(counter, 0)} but {count} {phase} worker(s)")
     if launcher is not None and not _finished(launcher):
         active = (replica_statuses.get(mpijob_keys.LAUNCHER) or {}).get("active", 0)
         running = _running(index.pods_of.get(launcher["metadata"].get("uid", ""), []))
