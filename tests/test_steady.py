@@ -232,11 +232,18 @@ def _mpijob(status=None, age: float = 0, workers=2, policy=None, run_policy=None
     return job
 
 
-def _mpi_children(workers=("Running", "Running"), launcher=True, ready=True) -> list[dict]:
-    out = [_child("Service", "pi", owner="mpi-uid"), _child("ConfigMap", "pi-config", owner="mpi-uid"),
-           _child("Secret", "pi-ssh", owner="mpi-uid")]
+def _mpi_children(workers=("Running", "Running"), launcher=True, ready=True, hosts=None) -> list[dict]:
+    """``hosts``: the workers discover_hosts.sh lists (default: the Running ones)."""
+    if hosts is None:
+        hosts = [i for i, phase in enumerate(workers) if phase == "Running"]
+    script = "#!/bin/sh\n" + "".join(f"echo pi-worker-{i}.pi.ns.svc\n" for i in hosts)
+    config = _child("ConfigMap", "pi-config", owner="mpi-uid")
+    config["data"] = {"discover_hosts.sh": script}
+    out = [_child("Service", "pi", owner="mpi-uid"), config, _child("Secret", "pi-ssh", owner="mpi-uid")]
     for i, phase in enumerate(workers):
-        pod = _child("Pod", f"pi-worker-{i}", phase, owner="mpi-uid")
+        pod = _child("Pod", f"pi-worker-{i}", phase, owner="mpi-uid",
+                     **{"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-name": "pi",
+                        "training.kubeflow.org/job-role": "worker"})
         pod["status"]["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
         out.append(pod)
     if launcher:
@@ -252,15 +259,40 @@ def _mpi_status(worker_active=2, launcher_active=1, *extra) -> dict:
             "replicaStatuses": {"Launcher": {"active": launcher_active}, "Worker": {"active": worker_active}}}
 
 
-def test_mpijob_waits_for_service_configmap_and_secret_until_the_grace_ends():
-    assert _reasons([_mpijob()], "MPIJob") == [
-        "Service pi not created yet", "ConfigMap pi-config not created yet", "Secret pi-ssh not created yet"]
-    assert _reasons([_mpijob(age=60)], "MPIJob") == []  # invalid, or another manager's: nothing ever comes
+def test_a_valid_mpijob_waits_for_service_configmap_and_secret_however_long_it_takes():
+    missing = ["Service pi not created yet", "ConfigMap pi-config not created yet", "Secret pi-ssh not created yet"]
+    assert _reasons([_mpijob()], "MPIJob") == missing
+    assert _reasons([_mpijob(age=60)], "MPIJob") == missing  # a throttled operator (5 QPS) is still coming
+
+
+def _warning(uid: str = "mpi-uid") -> dict:
+    return {"apiVersion": "v1", "kind": "Event", "type": "Warning", "reason": "ValidationError",
+            "metadata": {"name": "pi.1", "namespace": "ns"}, "involvedObject": {"uid": uid}}
+
+
+def test_an_invalid_mpijob_is_steady_once_a_warning_event_says_so():
+    invalid = _mpijob(age=60, run_policy={"backoffLimit": -1})  # ValidateMPIJob: a Warning Event, nothing else
+    assert _reasons([invalid], "MPIJob") == ["invalid: no Warning Event yet"]  # a throttled recorder is still coming
+    assert _reasons([invalid, _warning()], "MPIJob") == []
+    assert _reasons([invalid, _warning("other-uid")], "MPIJob") == ["invalid: no Warning Event yet"]
+    assert _reasons([_mpijob(run_policy={"managedBy": "kueue.x-k8s.io/multikueue"})], "MPIJob") == []
+
+
+def test_a_child_name_taken_by_a_foreign_object_stops_the_sync_with_a_warning_event():
+    foreign = _child("ConfigMap", "pi-config", owner="someone-else")
+    objects = [_mpijob(), _child("Service", "pi", owner="mpi-uid"), foreign]
+    assert _reasons(objects, "MPIJob") == ["ConfigMap pi-config is not its own: no Warning Event yet"]
+    assert _reasons(objects + [_warning()], "MPIJob") == []  # ErrResourceExists: no Secret, no workers follow
+
+
+def test_an_mpijob_with_children_waits_for_its_created_condition():
+    assert _reasons([_mpijob()] + _mpi_children(), "MPIJob") == ["no Created condition yet"]
 
 
 def test_mpijob_needs_its_workers_and_the_launcher_at_startup():
     assert _reasons([_mpijob(_mpi_status())] + _mpi_children(), "MPIJob") == []
-    partial = [c for c in _mpi_children() if c["metadata"]["name"] not in ("pi-worker-1", "pi-launcher", "pi-launcher-x1")]
+    partial = [c for c in _mpi_children(hosts=[0]) if c["metadata"]["name"] not in ("pi-worker-1", "pi-launcher",
+                                                                                       "pi-launcher-x1")]
     assert _reasons([_mpijob(_mpi_status(worker_active=1, launcher_active=0))] + partial, "MPIJob") == [
         "Pod pi-worker-1 not created yet", "Job pi-launcher not created yet"]
 
@@ -285,6 +317,12 @@ def test_finished_mpijob_waits_only_for_its_clean_pod_policy():
     assert _reasons([_mpijob(done)] + children, "MPIJob") == []  # cleanPodPolicy defaults to None
     assert _reasons([_mpijob(done, run_policy={"cleanPodPolicy": "Running"})] + children, "MPIJob") == [
         "cleanPodPolicy Running: pod pi-worker-0 not deleted yet"]
+
+
+def test_mpijob_discover_hosts_must_list_the_running_workers():
+    stale = _mpi_children(hosts=[0])
+    assert _reasons([_mpijob(_mpi_status())] + stale, "MPIJob") == [
+        "ConfigMap pi-config: discover_hosts.sh does not list the 2 Running worker(s) yet"]
 
 
 def test_mpijob_worker_counts_follow_the_worker_phases():

@@ -32,7 +32,8 @@ import time
 
 from reconciler import meta
 from reconciler.faults import HOLD_FINALIZER
-from reconciler.mpijob import defaults as mpijob_defaults, keys as mpijob_keys
+from reconciler.mpijob import controller as mpijob_controller, defaults as mpijob_defaults, keys as mpijob_keys, \
+    resources as mpijob_resources, validation as mpijob_validation
 from reconciler.pytorchjob import controller as pytorchjob_controller, defaults as pytorchjob_defaults, \
     keys as pytorchjob_keys
 
@@ -172,17 +173,21 @@ def _since(stamp: str) -> float:
 
 
 class _Index:
-    """The objects of a case, by (kind, namespace, name) and pods by controller UID."""
+    """The objects of a case, by (kind, namespace, name); pods by controller UID; Warning Events by
+    the UID of their object."""
 
     def __init__(self, objects: list[dict]):
         self.names = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
                       for o in objects}
         self.pods_of: dict[str, list[dict]] = {}
+        self.warnings_of: dict[str, list[dict]] = {}
         for obj in objects:
             if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
                 for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
                     if ref.get("controller"):
                         self.pods_of.setdefault(ref.get("uid", ""), []).append(obj)
+            elif obj.get("kind") == "Event" and obj.get("type") == "Warning":
+                self.warnings_of.setdefault((obj.get("involvedObject") or {}).get("uid", ""), []).append(obj)
 
     def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
         return self.names.get((kind, namespace, name))
@@ -326,27 +331,52 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     otherwise once every worker pod is Ready; ``replicaStatuses.Worker`` counts the workers by phase
     (active Running, succeeded, failed), ``Launcher.active`` the launcher Job's Running pods while
     the Job runs. Finished (with
-    a completionTime), its cleanPodPolicy All/Running leaves no such worker. An MPIJob it finds
-    invalid or managed elsewhere gets nothing: like any parent without children, it is steady
-    after ``CHILD_GRACE``."""
+    a completionTime), its cleanPodPolicy All/Running leaves no such worker. An MPIJob managed
+    elsewhere gets nothing; one its validation (ValidateMPIJob) refuses, or Go cannot decode, gets
+    nothing either but a Warning Event (ValidationError), as does one whose children's names are taken
+    by objects it does not control (ErrResourceExists, and the sync stops there): those are steady
+    once a Warning Event about them exists (Go cannot decode: nothing at all, ``CHILD_GRACE``). A
+    valid one is waited for however long its operator takes (v0.6.0's client, Events included, is
+    throttled to 5 requests per second, ``--kube-api-qps``)."""
     status, md = job.get("status") or {}, job["metadata"]
-    if not _young(job) and not status:
-        return []
     defaulted = mpijob_defaults.set_defaults(meta.clone(job))
     spec = defaulted["spec"]
     if spec["runPolicy"].get("managedBy") not in (None, mpijob_keys.KUBEFLOW_CONTROLLER):
         return []
+    warned = bool(index.warnings_of.get(md.get("uid", "")))
+    if not mpijob_controller.decodable(job):
+        return ["no status yet"] if _young(job) and not status else []
+    try:
+        invalid = bool(mpijob_validation.validate(defaulted))
+    except (AttributeError, TypeError, ValueError, KeyError):
+        invalid = True
+    if invalid:
+        return [] if warned else ["invalid: no Warning Event yet"]
     name, namespace = md.get("name"), md.get("namespace")
     workers = [index.get("Pod", namespace, f"{name}-worker-{i}")
                for i in range(_replicas((spec.get("mpiReplicaSpecs") or {}).get(mpijob_keys.WORKER)))]
     finished = _true(status, mpijob_keys.SUCCEEDED) or _true(status, mpijob_keys.FAILED)
     if finished and status.get("completionTime"):
         return _left_after_cleanup([w for w in workers if w is not None], spec["runPolicy"].get("cleanPodPolicy"))
-    reasons = [f"{kind} {child} not created yet" for kind, child in
-               (("Service", name), ("ConfigMap", f"{name}-config"), ("Secret", f"{name}-ssh"))
-               if index.get(kind, namespace, child) is None]
+    reasons = []
+    for kind, child in (("Service", name), ("ConfigMap", f"{name}-config"), ("Secret", f"{name}-ssh")):
+        found = index.get(kind, namespace, child)
+        if found is None:
+            reasons.append(f"{kind} {child} not created yet")
+        elif not _controlled_by(found, md.get("uid")):
+            return [] if warned else [f"{kind} {child} is not its own: no Warning Event yet"]
     if reasons:
-        return reasons if _young(job) else []
+        return reasons
+    if not _true(status, mpijob_keys.CREATED):
+        return ["no Created condition yet"]
+    # updateDiscoverHostsInConfigMap: the Running workers (of its namespace, by label) as hosts.
+    labels = mpijob_resources.default_labels(defaulted, mpijob_keys.ROLE_WORKER)
+    running = [p for p in index.names.values() if p.get("kind") == "Pod" and p["metadata"].get("namespace") == namespace
+               and _phase(p) == "Running" and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())]
+    wanted = mpijob_resources.discover_hosts(defaulted, running)
+    listed = (index.get("ConfigMap", namespace, f"{name}-config").get("data") or {}).get(mpijob_keys.DISCOVER_HOSTS)
+    if listed != wanted:
+        reasons.append(f"ConfigMap {name}-config: discover_hosts.sh does not list the {len(running)} Running worker(s) yet")
     launcher = index.get("Job", namespace, f"{name}-launcher")
     suspended = spec["runPolicy"].get("suspend") is True
     if not suspended and not (launcher is not None and _finished(launcher)):
@@ -367,6 +397,10 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
         if active != running:
             reasons.append(f"replicaStatuses.Launcher.active {active} but {running} Running launcher pod(s)")
     return reasons
+
+
+def _controlled_by(obj: dict, uid: str | None) -> bool:
+    return any(r.get("controller") and r.get("uid") == uid for r in (obj.get("metadata") or {}).get("ownerReferences") or [])
 
 
 def _replicas(replica) -> int:
