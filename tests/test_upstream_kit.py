@@ -95,6 +95,107 @@ def test_point_at_rewrites_every_service_client_config_to_loopback():
     assert webhook_config["webhooks"][0]["clientConfig"] is service  # the input is left alone
 
 
+def test_every_wrapper_module_belongs_to_a_project_and_says_how_to_build_it():
+    """tools/upstream/<project>-v<x.y>/: the tool line builds a package of the project's module, the
+    version it pins is a release the project judges, build.env names the binary."""
+    from conformance.upstream.builds import TOOLS_DIR, pinned_version
+    from conformance.upstream.projects import PROJECTS
+
+    seen = set()
+    for go_mod in sorted(TOOLS_DIR.glob("*/go.mod")):
+        directory = go_mod.parent.name
+        tool = re.search(r"^tool\s+(\S+)$", go_mod.read_text(), re.M).group(1)
+        build_env = dict(line.split("=", 1) for line in (go_mod.parent / "build.env").read_text().splitlines()
+                         if line and not line.startswith("#"))
+        assert build_env.get("BINARY"), f"{directory}/build.env names no BINARY"
+        if directory == "kustomize":
+            continue
+        project = PROJECTS[directory.rsplit("-v", 1)[0]]
+        assert tool == project.module or tool.startswith(project.module + "/"), (directory, tool)
+        version = pinned_version(go_mod, project.module)
+        assert version in project.profiles, f"{directory} pins {version}, which no profile of {project.name} judges"
+        seen.add((project.name, version))
+    for project in PROJECTS.values():
+        for version in project.profiles:
+            assert (project.name, version) in seen, f"{project.name} {version} has no wrapper module"
+
+
+def test_every_profile_a_project_is_judged_with_exists():
+    from conformance.upstream.projects import PROJECTS
+    from reconciler import profiles
+
+    for project in PROJECTS.values():
+        for version, profile in project.profiles.items():
+            assert profiles.get(profile).name == profile
+
+
+def test_projects_start_after_what_they_require():
+    from conformance.upstream.projects import with_requirements
+
+    assert [p.name for p in with_requirements("trainer")] == ["jobset", "trainer"]
+    assert [p.name for p in with_requirements("training-operator")] == ["training-operator"]
+    assert [p.name for p in with_requirements("mpi-operator")] == ["mpi-operator"]
+
+
+def test_upstream_conformance_runs_are_named_by_project_and_version():
+    from conformance.upstream.run import RUNS, select
+
+    assert select(["trainer-v2.3.0"]) == [("trainer", "v2.3.0")]
+    assert select(["v2.1.0"]) == [("trainer", "v2.1.0")]  # a version alone, where one project has it
+    assert select(["mpi-operator-v0.6.0", "v1.8.1"]) == [("mpi-operator", "v0.6.0"), ("training-operator", "v1.8.1")]
+    assert select(None) == list(RUNS)
+    with pytest.raises(SystemExit, match="unknown"):
+        select(["v9.9.9"])
+
+
+def test_select_keeps_the_named_crds_and_webhooks_and_drops_empty_configurations():
+    from conformance.upstream.manifests import ManifestError, OperatorManifests, select
+
+    crd = lambda name: {"kind": "CustomResourceDefinition", "metadata": {"name": name}}  # noqa: E731
+    hook = lambda name: {"name": name, "clientConfig": {"service": {"path": "/" + name}}}  # noqa: E731
+    manifests = OperatorManifests(
+        crds=[crd("pytorchjobs.kubeflow.org"), crd("mpijobs.kubeflow.org")],
+        webhook_configurations=[
+            {"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"}, "webhooks": [hook("a"), hook("b")]},
+            {"kind": "MutatingWebhookConfiguration", "metadata": {"name": "m"}, "webhooks": [hook("c")]}])
+    out = select(manifests, ("pytorchjobs.kubeflow.org",), ("b",))
+    assert [c["metadata"]["name"] for c in out.crds] == ["pytorchjobs.kubeflow.org"]
+    assert [(c["metadata"]["name"], [w["name"] for w in c["webhooks"]]) for c in out.webhook_configurations] == \
+        [("v", ["b"])]
+    assert len(manifests.crds) == 2 and len(manifests.webhook_configurations[0]["webhooks"]) == 2  # input kept
+    assert select(manifests, None, None) == manifests
+    with pytest.raises(ManifestError, match="no CRD tfjobs.kubeflow.org"):
+        select(manifests, ("tfjobs.kubeflow.org",), None)
+
+
+def test_pki_passes_the_checks_of_the_training_operator_cert_rotator():
+    """cert-controller pkg/rotator: validCACert verifies the CA against itself for the DNS name
+    training-operator-ca, validServerCert the serving certificate for <service>.<namespace>.svc,
+    both at now + 90 days (its lookahead); ca.key is parsed with x509.ParsePKCS1PrivateKey. The
+    apiserver calls the webhook at 127.0.0.1."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    from conformance.upstream.pki import generate
+
+    pki = generate(dns_names=("localhost", "training-operator.kubeflow.svc"), ca_dns_names=("training-operator-ca",))
+    assert pki.ca_key.startswith(b"-----BEGIN RSA PRIVATE KEY-----")  # PKCS#1
+    ca, cert = x509.load_pem_x509_certificate(pki.ca_cert), x509.load_pem_x509_certificate(pki.cert)
+    lookahead = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=90)
+    for c in (ca, cert):
+        assert c.not_valid_after_utc > lookahead
+    assert ca.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
+        x509.DNSName) == ["training-operator-ca"]
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "training-operator.kubeflow.svc" in san.get_values_for_type(x509.DNSName)
+    assert ipaddress.ip_address("127.0.0.1") in san.get_values_for_type(x509.IPAddress)
+    assert ExtendedKeyUsageOID.SERVER_AUTH in cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    cert.verify_directly_issued_by(ca)
+
+
 def test_point_at_refuses_a_webhook_without_a_service_path():
     from conformance.upstream.manifests import ManifestError, OperatorManifests, point_at
 
@@ -309,16 +410,18 @@ class TestUpstreamKit:
 def test_manager_that_dies_at_start_fails_up_with_its_log_and_leaves_nothing(cluster, api, monkeypatch):
     from kubernetes import client
 
-    from conformance.upstream import UpstreamStartError, kit as kit_module
+    import dataclasses
 
-    real = kit_module.trainer_manager
+    from conformance.upstream import UpstreamStartError, projects
 
-    def broken(*args, **kwargs):
-        manager = real(*args, **kwargs)
+    real = projects.TRAINER.manager
+
+    def broken(context):
+        manager = real(context)
         manager.argv.append("--no-such-flag")  # Go's flag package exits 2 on it
         return manager
 
-    monkeypatch.setattr(kit_module, "trainer_manager", broken)
+    monkeypatch.setitem(projects.PROJECTS, "trainer", dataclasses.replace(projects.TRAINER, manager=broken))
     kit = UpstreamKit(cluster.kubeconfig, "v2.3.0")
     with pytest.raises(UpstreamStartError) as error:
         kit.up()
