@@ -202,12 +202,16 @@ def test_suspended_pytorchjob_waits_for_the_suspended_condition_only():
 
 
 def test_finished_pytorchjob_waits_for_its_clean_pod_policy():
-    done = _created({"type": "Succeeded", "status": "True"})
+    done = _created({"type": "Succeeded", "status": "True"}, master_active=0, worker_active=0)
     children = _pytorch_children(master="Succeeded", workers=("Running", "Succeeded"))
     assert _reasons([_pytorchjob(done)] + children, "PyTorchJob") == []  # default None keeps every pod
     assert _reasons([_pytorchjob(done, run_policy={"cleanPodPolicy": "Running"})] + children, "PyTorchJob") == [
         "cleanPodPolicy Running: pod pt-worker-0 not deleted yet"]
     assert len(_reasons([_pytorchjob(done, run_policy={"cleanPodPolicy": "All"})] + children, "PyTorchJob")) == 3
+    # Succeeded a moment ago: the reconcile that moves active to succeeded is still to come.
+    fresh = _created({"type": "Succeeded", "status": "True"}, master_active=0, worker_active=1)
+    assert _reasons([_pytorchjob(fresh)] + children, "PyTorchJob") == [
+        "replicaStatuses.Worker.active not moved to succeeded yet"]
 
 
 def test_pytorchjob_managed_elsewhere_is_never_waited_for():
@@ -332,3 +336,11 @@ def test_mpijob_worker_counts_follow_the_worker_phases():
     status = _mpi_status(worker_active=1)
     status["replicaStatuses"]["Worker"]["failed"] = 1
     assert _reasons([_mpijob(status)] + children, "MPIJob") == []
+
+
+def test_objects_whose_controller_is_gone_wait_for_the_garbage_collector():
+    orphan = _child("Pod", "pt-master-0", owner="deleted-uid")
+    orphan["metadata"]["ownerReferences"][0].update(kind="PyTorchJob", name="pt")
+    assert "Pod ns/pt-master-0: its PyTorchJob pt is gone, garbage collection pending" in reasons_not_steady([orphan])
+    owned = [_pytorchjob(age=60), _child("Service", "pt-master-0")]  # its controller is there
+    assert not any("garbage collection" in r for r in reasons_not_steady(owned))

@@ -18,6 +18,7 @@ time of the last one per namespace and wakes waiters. A case is steady when
    status: an operator that has not acted by then is taken not to (a build or creation it refused,
    an object it finds invalid or leaves to another manager, which the case then judges); under
    load an operator can take longer than the quiet window to react, and
+   and no object's controller is gone (the garbage collector is still to delete it), and
 5. no event arrived in those namespaces for ``quiet`` seconds - the window in which an operator
    reacts to the last change (our reference operator takes milliseconds).
 
@@ -138,6 +139,21 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
             if reason:
                 reasons.append(f"{meta.describe(job)}: {reason}")
     reasons.extend(_children_missing(objects))
+    reasons.extend(_orphans(objects))
+    return reasons
+
+
+def _orphans(objects: list[dict]) -> list[str]:
+    """Objects whose controller is gone: kube-controller-manager's garbage collector is still to
+    delete them (a PyTorchJob deleted by its TTL takes its pods and Services with it)."""
+    uids = {(o.get("metadata") or {}).get("uid") for o in objects}
+    reasons = []
+    for obj in objects:
+        md = obj.get("metadata") or {}
+        owner = next((r for r in md.get("ownerReferences") or [] if r.get("controller")), None)
+        if owner is not None and owner.get("uid") not in uids and not md.get("deletionTimestamp"):
+            reasons.append(f"{meta.describe(obj)}: its {owner.get('kind')} {owner.get('name')} is gone, "
+                           f"garbage collection pending")
     return reasons
 
 
@@ -279,7 +295,8 @@ def _pytorchjob_children(job: dict, index: _Index) -> list[str]:
     has not been seen yet while they disagree); once the restartCounts reach ``backoffLimit``
     (PastBackoffLimit, an in-place restart changes no count) or ``activeDeadlineSeconds`` has passed,
     the job is to fail - waited for ``CHILD_GRACE`` from that moment; a suspended job shows
-    ``Suspended``; a finished one has no pod its cleanPodPolicy removes (default None). A job managed
+    ``Suspended``; a finished one has no pod its cleanPodPolicy removes (default None), and a
+    Succeeded one no ``active`` count left (the next reconcile adds them to ``succeeded``). A job managed
     elsewhere (v1.9 managedBy) is never touched; one the controller cannot handle (an upstream
     panic) gets no status at all."""
     status, md = job.get("status") or {}, job["metadata"]
@@ -294,7 +311,13 @@ def _pytorchjob_children(job: dict, index: _Index) -> list[str]:
         return ["no Created condition yet"] if _young(job) else []
     pods = index.pods_of.get(md.get("uid", ""), [])
     if _true(status, pytorchjob_keys.SUCCEEDED) or _true(status, pytorchjob_keys.FAILED):
-        return _left_after_cleanup(pods, run_policy.get("cleanPodPolicy"))
+        reasons = _left_after_cleanup(pods, run_policy.get("cleanPodPolicy"))
+        if _true(status, pytorchjob_keys.SUCCEEDED):
+            # ReconcileJobs on a Succeeded job: "If any replicas are still active, set their status to 'succeeded'".
+            reasons += [f"replicaStatuses.{rtype}.active not moved to succeeded yet"
+                        for rtype, rs in sorted((status.get("replicaStatuses") or {}).items())
+                        if isinstance(rs, dict) and rs.get("active")]
+        return reasons
     if run_policy.get("suspend") is True:
         return [] if _true(status, pytorchjob_keys.SUSPENDED) else ["not Suspended yet"]
     reasons = []
