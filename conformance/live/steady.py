@@ -31,7 +31,7 @@ import datetime as dt
 import threading
 import time
 
-from reconciler import meta
+from reconciler import builtin, meta
 from reconciler.faults import HOLD_FINALIZER
 from reconciler.mpijob import controller as mpijob_controller, defaults as mpijob_defaults, keys as mpijob_keys, \
     resources as mpijob_resources, validation as mpijob_validation
@@ -144,14 +144,18 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
 
 
 def _orphans(objects: list[dict]) -> list[str]:
-    """Objects whose controller is gone: kube-controller-manager's garbage collector is still to
-    delete them (a PyTorchJob deleted by its TTL takes its pods and Services with it)."""
+    """Objects whose controller - a custom resource - is gone: kube-controller-manager's garbage
+    collector is still to delete them (a PyTorchJob deleted by its TTL takes its pods and Services
+    with it). Children of a built-in owner are the Job controller's and JobSet's business (JobSet
+    deletes a restarted attempt's Jobs and judges their pods as it finds them)."""
     uids = {(o.get("metadata") or {}).get("uid") for o in objects}
     reasons = []
     for obj in objects:
         md = obj.get("metadata") or {}
         owner = next((r for r in md.get("ownerReferences") or [] if r.get("controller")), None)
-        if owner is not None and owner.get("uid") not in uids and not md.get("deletionTimestamp"):
+        if owner is None or (owner.get("apiVersion"), owner.get("kind")) in builtin.BUILTIN:
+            continue
+        if owner.get("uid") not in uids and not md.get("deletionTimestamp"):
             reasons.append(f"{meta.describe(obj)}: its {owner.get('kind')} {owner.get('name')} is gone, "
                            f"garbage collection pending")
     return reasons
