@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # Builds the upstream operators that conformance.upstream runs against the local control plane,
-# each from its published Go module through a wrapper module in tools/upstream/:
+# each from its published Go module through a wrapper module in tools/upstream/<project>-v<x.y>/:
 #
-#   tools/upstream/trainer-v2.3   github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
-#   tools/upstream/trainer-v2.1   (same package, older release)
-#   tools/upstream/jobset-v0.12   sigs.k8s.io/jobset   (main.go at the module root)
+#   go.mod     `tool <main package>` and exactly the upstream go.mod's versions
+#   build.env  BINARY=<file name>, LDFLAGS=<-X flags> ($VERSION, $COMMIT, $RELEASED of the release,
+#              from the module proxy), and optionally REQUIRES=<module path>: a module whose
+#              version in this build list must have a wrapper of its own (Trainer -> the JobSet
+#              release it pins, so the pair conformance.upstream starts is the pair upstream tested)
+#
+#   tools/upstream/trainer-v2.3            github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+#   tools/upstream/trainer-v2.1            (same package, older release)
+#   tools/upstream/jobset-v0.12            sigs.k8s.io/jobset   (main.go at the module root)
 #   tools/upstream/jobset-v0.10
-#   tools/upstream/kustomize      sigs.k8s.io/kustomize/kustomize/v5 (renders their manifests)
+#   tools/upstream/training-operator-v1.9  github.com/kubeflow/training-operator/cmd/training-operator.v1
+#   tools/upstream/training-operator-v1.8
+#   tools/upstream/mpi-operator-v0.6       github.com/kubeflow/mpi-operator/cmd/mpi-operator
+#   tools/upstream/kustomize               sigs.k8s.io/kustomize/kustomize/v5 (renders their manifests)
 #
-# into ${TC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/training-conformance}/upstream/<name>-<version>/,
+# into ${TC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/training-conformance}/upstream/<project>-<version>/,
 # e.g. upstream/trainer-v2.3.0/trainer-controller-manager. Each directory also gets source.env:
 # the module, version, commit and module-cache directory (where the CRDs and webhook manifests
-# are read from at install time; nothing is copied into the repo).
-#
-# Every Trainer module must have a JobSet module at the JobSet version that Trainer release
-# requires (checked here), so the pair that conformance.upstream starts is the pair upstream tested.
+# are read from at install time; nothing is copied into the repo), and <PROJECT>_VERSION=<version> of
+# each project it REQUIRES (e.g. JOBSET_VERSION=v0.12.0 for a Trainer release).
+# What to do with a build (manifests, manager flags, profiles) is conformance/upstream/projects.py.
 #
 # Idempotent: a binary whose stamp (.stamp: version, go.mod/go.sum hash, Go version, ldflags)
 # matches is skipped; FORCE=1 rebuilds. Pass module directory names to build only those:
@@ -53,24 +61,25 @@ module_of() { # <dir> <package> -> "<module path> <version>"
 dep_version() { # <dir> <module path> -> version selected in that module's build list
   (cd "$TOOLS/$1" && go list -m -f '{{.Version}}' "$2")
 }
-binary_name() {
-  case "$1" in
-    trainer-*) echo trainer-controller-manager ;;
-    jobset-*)  echo jobset-controller-manager ;;
-    kustomize) echo kustomize ;;
-    *) die "no binary name known for tools/upstream/$1" ;;
-  esac
+build_env() { # <dir> <key> -> the value in tools/upstream/<dir>/build.env (empty when unset)
+  [[ -f "$TOOLS/$1/build.env" ]] || die "tools/upstream/$1 has no build.env (BINARY=, LDFLAGS=)"
+  sed -n "s/^$2=//p" "$TOOLS/$1/build.env" | tail -1
+}
+provides() { # <dir> <module path> -> true when the wrapper in <dir> builds a package of that module
+  local pkg; pkg="$(tool_package "$1")"
+  [[ "$pkg" == "$2" || "$pkg" == "$2/"* ]]
 }
 
-# Trainer <-> JobSet pairing: each Trainer release's required JobSet must have its own module.
+# Pairing: every module a wrapper REQUIRES, at the version its build list selects, has a wrapper.
 for t in "${ALL[@]}"; do
-  [[ "$t" == trainer-* ]] || continue
-  want="$(dep_version "$t" sigs.k8s.io/jobset)"
+  req="$(build_env "$t" REQUIRES)"
+  [[ -n "$req" ]] || continue
+  want="$(dep_version "$t" "$req")"
   found=""
   for j in "${ALL[@]}"; do
-    [[ "$j" == jobset-* ]] && [[ "$(dep_version "$j" sigs.k8s.io/jobset)" == "$want" ]] && found="$j"
+    [[ "$j" != "$t" ]] && provides "$j" "$req" && [[ "$(dep_version "$j" "$req")" == "$want" ]] && found="$j"
   done
-  [[ -n "$found" ]] || die "tools/upstream/$t requires sigs.k8s.io/jobset $want, but no tools/upstream/jobset-* module builds that version"
+  [[ -n "$found" ]] || die "tools/upstream/$t requires $req $want, but no other tools/upstream/* module builds that version"
 done
 
 source "$ROOT/hack/lib/child-cpu.sh"
@@ -82,7 +91,8 @@ for dir in "${targets[@]}"; do
   [[ -n "$pkg" ]] || die "tools/upstream/$dir/go.mod has no single 'tool' line"
   read -r module version < <(module_of "$dir" "$pkg") || die "go list $pkg failed in tools/upstream/$dir"
   kind="${dir%%-v*}"
-  name="$(binary_name "$dir")"
+  name="$(build_env "$dir" BINARY)"
+  [[ -n "$name" ]] || die "tools/upstream/$dir/build.env names no BINARY"
   out="$CACHE/$kind-$version"
   mkdir -p "$out"
 
@@ -95,12 +105,10 @@ for dir in "${targets[@]}"; do
   commit="$(sed -n 's/.*"Hash": *"\([0-9a-f]*\)".*/\1/p' "$info_file")"
   released="$(sed -n 's/.*"Time": *"\([^"]*\)".*/\1/p' "$info_file")"
 
-  ldflags="-s -w"
-  case "$kind" in
-    jobset)    ldflags+=" -X sigs.k8s.io/jobset/pkg/version.GitVersion=$version -X sigs.k8s.io/jobset/pkg/version.GitCommit=${commit:-unknown}" ;;
-    kustomize) ldflags+=" -X sigs.k8s.io/kustomize/api/provenance.version=kustomize/$version -X sigs.k8s.io/kustomize/api/provenance.buildDate=${released:-unknown}" ;;
-    trainer)   ;; # the Trainer manager has no version variables (its Dockerfile sets no ldflags)
-  esac
+  ldflags="-s -w" extra="$(build_env "$dir" LDFLAGS)"
+  extra="${extra//\$VERSION/$version}" extra="${extra//\$COMMIT/${commit:-unknown}}"
+  extra="${extra//\$RELEASED/${released:-unknown}}"
+  [[ -z "$extra" ]] || ldflags+=" $extra"
 
   want="$name $version $GO_VERSION $(cat "$TOOLS/$dir/go.mod" "$TOOLS/$dir/go.sum" | sha256sum | cut -c1-16) $(sha256sum <<<"$ldflags" | cut -c1-16)"
   if [[ -z "${FORCE:-}" && -x "$out/$name" && -f "$out/.stamp" && "$(cat "$out/.stamp")" == "$want" ]]; then
@@ -129,7 +137,13 @@ for dir in "${targets[@]}"; do
     echo "COMMIT=$commit"
     echo "BINARY=$out/$name"
     echo "MODULE_DIR=$mod_dir"
-    [[ "$kind" == trainer ]] && echo "JOBSET_VERSION=$(dep_version "$dir" sigs.k8s.io/jobset)"
+    req="$(build_env "$dir" REQUIRES)"
+    if [[ -n "$req" ]]; then
+      for j in "${ALL[@]}"; do
+        # e.g. JOBSET_VERSION=v0.12.0: the version of the required project this release pins
+        provides "$j" "$req" && { k="${j%%-v*}"; k="${k^^}"; echo "${k//-/_}_VERSION=$(dep_version "$dir" "$req")"; break; }
+      done
+    fi
     echo "GO_VERSION=$GO_VERSION"
   } > "$out/source.env"
 done

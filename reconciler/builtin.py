@@ -152,6 +152,10 @@ def _default_statefulset(sts: dict) -> None:
 
 def _default_job(job: dict) -> None:
     spec = job.setdefault("spec", {})
+    # SetDefaults_Job (pkg/apis/batch/v1/defaults.go): both unset means a non-parallel Job, and
+    # both become 1; otherwise only parallelism is defaulted.
+    if "completions" not in spec and "parallelism" not in spec:
+        spec["completions"] = 1
     spec.setdefault("parallelism", 1)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)

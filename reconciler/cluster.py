@@ -180,7 +180,10 @@ class Cluster:
             obj, _ = schema.prune_and_default(obj, served[0])
         # ValidateObjectMetaAccessor first, then the CRD schema or the kind's own validation.
         errors = objectmeta.validate(obj)
-        errors = schema.validate(obj, served[0], errors) if served is not None else errors + builtin.validate(obj)
+        if served is not None:
+            errors = schema.validate(obj, served[0], errors, crds.scales(self.profile.crd_dirs).get((group, version, kind)))
+        else:
+            errors += builtin.validate(obj)
         if errors:
             raise Rejection("schema", meta.ref(obj), errors)
         for hook in self.webhooks:
@@ -215,7 +218,11 @@ class Cluster:
         for mutate in self.mutators.get((group, kind), []):
             if getattr(mutate, "on_update", False):
                 mutate(obj, self)
-        errors = schema.validate(obj, served[0]) if served is not None else builtin.validate(obj)
+        if served is not None:
+            version = api_version.split("/")[-1]
+            errors = schema.validate(obj, served[0], scale=crds.scales(self.profile.crd_dirs).get((group, version, kind)))
+        else:
+            errors = builtin.validate(obj)
         if errors:
             raise Rejection("schema", meta.ref(obj), errors)
         for hook in self.webhooks:

@@ -45,3 +45,17 @@ def schemas(crd_dirs: tuple[str, ...]) -> dict[tuple[str, str, str], tuple[dict,
             table[(spec["group"], version["name"], spec["names"]["kind"])] = (
                 version["schema"]["openAPIV3Schema"], spec["scope"])
     return table
+
+
+@lru_cache(maxsize=None)
+def scales(crd_dirs: tuple[str, ...]) -> dict[tuple[str, str, str], dict]:
+    """(group, version, kind) → the version's ``subresources.scale`` (spec/status replicas paths,
+    label selector path), for the kinds that serve one."""
+    table = {}
+    for crd in load(crd_dirs):
+        spec = crd["spec"]
+        for version in spec["versions"]:
+            scale = (version.get("subresources") or {}).get("scale")
+            if scale:
+                table[(spec["group"], version["name"], spec["names"]["kind"])] = scale
+    return table

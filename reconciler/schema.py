@@ -77,15 +77,17 @@ def prune_and_default(obj: dict, schema: dict) -> tuple[dict, list[str]]:
     return {**top, **body}, pruned
 
 
-def validate(obj: dict, schema: dict, prior: list[FieldError] = ()) -> list[FieldError]:
-    """OpenAPI validation, then CEL rules unless a type/enum error blocks them. ``prior``: the errors
-    ``ValidateObjectMetaAccessor`` found before (they are returned first and block CEL too - a
-    missing name is Required - as in the custom resource strategy's Validate)."""
+def validate(obj: dict, schema: dict, prior: list[FieldError] = (), scale: dict | None = None) -> list[FieldError]:
+    """OpenAPI validation, the scale subresource's paths (``scale``: the CRD version's
+    ``subresources.scale``), the list-type invariants, then CEL rules unless a type/enum error blocks
+    them. ``prior``: the errors ``ValidateObjectMetaAccessor`` found before (they are returned first
+    and block CEL too - a missing name is Required - as in the custom resource strategy's Validate)."""
     body_schema = _body(schema)
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
     errors = list(prior) + _validate(body, body_schema, "")
-    # structurallisttype.ValidateListSetsAndMaps runs after the OpenAPI validator, with field.Path
-    # spelling (a map key as [key], not .key).
+    errors += validate_scale(obj, scale)
+    # structurallisttype.ValidateListSetsAndMaps runs after the custom resource validator, with
+    # field.Path spelling (a map key as [key], not .key).
     errors.extend(_validate_lists(body, body_schema, ""))
     if not _has_cel_cached(schema):
         return errors  # no CEL validator at all, so nothing is reported as skipped
@@ -112,6 +114,93 @@ def type_errors(obj: dict, schema: dict) -> list[FieldError]:
     validator words them."""
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
     return [e for e in _validate(body, _body(schema), "") if e.blocking and " must be of type " in e.detail]
+
+
+# --------------------------------------------------------------------------- scale subresource
+
+_MAX_INT32 = 2**31 - 1
+
+
+def validate_scale(obj: dict, scale: dict | None) -> list[FieldError]:
+    """apiextensions-apiserver ``customResourceValidator.ValidateScaleSpec`` and ``ValidateScaleStatus``
+    (pkg/registry/customresource/validator.go), run on create and update after the OpenAPI schema and
+    before CEL: the value at ``specReplicasPath`` and ``statusReplicasPath`` read with
+    ``unstructured.NestedInt64`` - absent is fine (0), anything but an integer is an accessor error,
+    then 0 <= n <= MaxInt32 - and the one at ``labelSelectorPath`` with ``NestedString``. The
+    errors are ``field.Invalid`` at the path as the CRD spells it (leading dot included), so they do
+    not block CEL."""
+    if not scale:
+        return []
+    errors = []
+    for key in ("specReplicasPath", "statusReplicasPath"):
+        path = scale.get(key)
+        if not path:
+            continue
+        value, error = _nested(obj, path, int, "int64")
+        if error:
+            errors.append(FieldError(INVALID, path, error, 0))
+        elif value is not None and value < 0:
+            errors.append(FieldError(INVALID, path, "should be a non-negative integer", value))
+        elif value is not None and value > _MAX_INT32:
+            errors.append(FieldError(INVALID, path, f"should be less than or equal to {_MAX_INT32}", value))
+    selector = scale.get("labelSelectorPath")
+    if selector:
+        _, error = _nested(obj, selector, str, "string")
+        if error:
+            errors.append(FieldError(INVALID, selector, error, ""))
+    return errors
+
+
+def _nested(obj: dict, path: str, want: type, go_type: str):
+    """``unstructured.NestedInt64`` / ``NestedString``: (value or None when absent, error text)."""
+    fields = path.removeprefix(".").split(".")
+    value = obj
+    for i, name in enumerate(fields):
+        if value is None:
+            return None, None
+        if not isinstance(value, dict):
+            where = "." + ".".join(fields[:i + 1])
+            return None, f"{where} accessor error: {_go_v(value)} is of the type {_go_type(value)}, expected map[string]interface{{}}"
+        if name not in value:
+            return None, None
+        value = value[name]
+    if isinstance(value, want) and not isinstance(value, bool):
+        return value, None
+    where = "." + ".".join(fields)
+    return None, f"{where} accessor error: {_go_v(value)} is of the type {_go_type(value)}, expected {go_type}"
+
+
+def _go_type(value) -> str:
+    """``%T`` of a decoded JSON value (unstructured: int64 for integral numbers, float64 else)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "[]interface {}"
+    return "map[string]interface {}"
+
+
+def _go_v(value) -> str:
+    """``%v`` of a decoded JSON scalar (composite values print as Go maps and slices, rendered here
+    approximately)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
+    if isinstance(value, list):
+        return "[" + " ".join(_go_v(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_v(v)}" for k, v in sorted(value.items())) + "]"
+    return str(value)
 
 
 def _has_cel(schema) -> bool:

@@ -305,6 +305,31 @@ def test_mpi_operator_warning_events_are_reconcile_errors_as_render_words_them()
     assert found == [f"MPIJob default/test-job: {m}" for m in (validation, exists, created)]
 
 
+def test_training_operator_warning_events_are_reconcile_errors_as_render_words_them():
+    from conformance.live import events
+
+    # kubeflow/training-operator v1.9.2 common/pod.go, pytorchjob_controller.go, core/job.go (reconciler/pytorchjob).
+    policy = "Restart policy in pod template will be overwritten by restart policy in replica spec"
+    restarting = "PyTorchJob test-job is restarting because 1 Worker replica(s) failed."
+    failing = 'job "test-job" is failing because "Worker" replica(s) failed.'
+    create = 'Error creating: Pod "test-job-worker-0" is invalid: x'
+    abnormal = "Error pod test-job-worker-0 container pytorch exitCode: 1 terminated message: "
+    found = events.reconcile_errors([
+        _event("SetPodTemplateRestartPolicy", "PyTorchJob", policy, rv="1"),
+        _event("PyTorchJobRestarting", "PyTorchJob", restarting, rv="2"),
+        _event("PyTorchJobFailed", "PyTorchJob", failing, rv="3"),
+        _event("PyTorchJobFailed", "PyTorchJob", "PyTorchJob test-job is failed because 1 Worker replica(s) failed.",
+               type_="Normal", rv="4"),  # the Never path's Event is Normal
+        _event("FailedCreatePod", "PyTorchJob", create, rv="5"),
+        _event("Error", "PyTorchJob", abnormal, rv="6"),  # RecordAbnormalPods: the container's reason
+        _event("OOMKilled", "PyTorchJob", abnormal.replace("exitCode: 1", "exitCode: 137"), rv="7"),
+        _event("SuccessfulCreatePod", "PyTorchJob", "Created pod: test-job-worker-0", type_="Normal", rv="8"),
+        _event("ExitedWithCode", "PyTorchJob", "Pod: default.test-job-worker-0 exited with code 1", rv="9"),
+    ], external=True)
+    assert found == [f"PyTorchJob default/test-job: {m}" for m in (
+        policy, restarting, failing, create, abnormal, abnormal.replace("exitCode: 1", "exitCode: 137"))]
+
+
 @pytest.mark.parametrize("event", [
     _event("JobCreationFailed", "JobSet", "x", type_="Normal"),
     _event("JobCreationFailed", "TrainJob", "x"),  # the reason belongs to JobSet's controller
@@ -503,3 +528,26 @@ def test_parallel_job_creates_are_listed_in_job_order():
     message = "\n".join(f'job "js-workers-{i}" {err}' for i in (10, 1, 2, 0))
     assert events.reconcile_errors([_event("JobCreationFailed", "JobSet", message)], external=True) == [
         f'JobSet default/test-job: job "js-workers-{i}" {err}' for i in (0, 1, 2, 10)]
+
+
+def test_a_selector_go_map_order_leaves_out_goes_where_render_has_none():
+    """training-operator UpdateJobStatus ranges over the replica specs (a Go map) and returns at the
+    Master's success: the Worker's selector is there or not at random; render leaves it out."""
+    from conformance.live import gozero
+
+    selector = "training.kubeflow.org/job-name=j,training.kubeflow.org/operator-name=pytorchjob-controller"
+    live = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "j", "namespace": "d"},
+            "spec": {"pytorchReplicaSpecs": {"Master": {}, "Worker": {}}},
+            "status": {"conditions": [{"type": "Succeeded", "status": "True"}],
+                       "replicaStatuses": {"Master": {"succeeded": 1, "selector": selector + "-m"},
+                                           "Worker": {"succeeded": 2, "selector": selector + "-w"}}}}
+    rendered = copy.deepcopy(live)
+    del rendered["status"]["replicaStatuses"]["Worker"]["selector"]
+    [stripped] = gozero.strip([live], [rendered])
+    assert stripped["status"]["replicaStatuses"] == rendered["status"]["replicaStatuses"]
+    [kept] = gozero.strip([live], [live])  # render has it: compared
+    assert kept["status"]["replicaStatuses"]["Worker"]["selector"] == selector + "-w"
+    running = copy.deepcopy(live)
+    running["status"]["conditions"] = [{"type": "Running", "status": "True"}]
+    [not_finished] = gozero.strip([running], [rendered])  # before the end every type is visited
+    assert "selector" in not_finished["status"]["replicaStatuses"]["Worker"]

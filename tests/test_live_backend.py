@@ -77,6 +77,25 @@ def test_details_with_commas_and_go_printed_values():
     ]
 
 
+def test_a_go_set_listed_in_random_order_is_read_in_render_order():
+    """training-operator v1.9 lists the managedBy values with sets.UnsortedList: random per request."""
+    prefix = 'admission webhook "validator.pytorchjob.training-operator.kubeflow.org" denied the request: '
+    render_order = 'supported values: "kueue.x-k8s.io/multikueue", "kubeflow.org/training-operator"'
+    other_order = 'supported values: "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue"'
+    message = prefix + 'spec.runPolicy.managedBy: Unsupported value: "x": ' + other_order
+    fixed, errors = rejections.in_render_order("kubeflow.org", "PyTorchJob", message,
+                                               rejections.field_errors({"message": message}))
+    assert fixed == message.replace(other_order, render_order)
+    assert errors == [{"type": "Unsupported value", "field": "spec.runPolicy.managedBy", "value": "x",
+                       "detail": render_order}]
+    # Another set of values (a real difference), or another field or kind: as it came.
+    changed = message.replace('"kueue.x-k8s.io/multikueue"', '"kueue.x-k8s.io/other"')
+    assert rejections.in_render_order("kubeflow.org", "PyTorchJob", changed,
+                                      rejections.field_errors({"message": changed}))[0] == changed
+    assert rejections.in_render_order("kubeflow.org", "MPIJob", message,
+                                      rejections.field_errors({"message": message}))[0] == message
+
+
 def test_plain_webhook_error_has_no_field():
     errors = rejections.field_errors({"message": 'admission webhook "x" denied the request: unsupported runtime: Foo.bar'})
     assert errors == [{"type": "", "field": "", "detail": "unsupported runtime: Foo.bar"}]
@@ -133,6 +152,27 @@ def test_platform_defaults_go_unless_the_template_sets_them():
     assert stripped[1]["spec"] == {"dnsPolicy": "ClusterFirst", "containers": [
         {"name": "node", "image": "img:1", "imagePullPolicy": "IfNotPresent",
          "resources": {"limits": {"nvidia.com/gpu": "2", "cpu": "2.5"}}}]}
+
+
+def test_platform_defaults_render_writes_itself_are_kept():
+    """A PyTorchJob worker's init container is the operator's, not the template's: render writes its
+    imagePullPolicy IfNotPresent (the image has a tag, so the apiserver would default the same); a
+    default render does not write goes."""
+    init = {"name": "init-pytorch", "image": "alpine:3.10", "imagePullPolicy": "IfNotPresent",
+            "terminationMessagePolicy": "File"}
+    live_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pt-worker-0", "namespace": "d"},
+                "spec": {"initContainers": [dict(init)], "containers": [{"name": "pytorch", "image": "img:1",
+                                                                        "imagePullPolicy": "IfNotPresent"}]}}
+    rendered = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pt-worker-0", "namespace": "d"},
+                "spec": {"initContainers": [{"name": "init-pytorch", "image": "alpine:3.10",
+                                             "imagePullPolicy": "IfNotPresent"}],
+                         "containers": [{"name": "pytorch", "image": "img:1"}]}}
+    [stripped] = platform.strip([live_pod], [], [rendered])
+    assert stripped["spec"] == {"initContainers": [{"name": "init-pytorch", "image": "alpine:3.10",
+                                                    "imagePullPolicy": "IfNotPresent"}],
+                                "containers": [{"name": "pytorch", "image": "img:1"}]}
+    [without_render] = platform.strip([live_pod], [])
+    assert "imagePullPolicy" not in without_render["spec"]["initContainers"][0]
 
 
 def test_key_order_follows_render_and_changes_nothing_else():

@@ -123,3 +123,42 @@ def test_unsupported_schema_keyword_fails_loudly():
     import pytest
     with pytest.raises(ValueError, match="oneOf"):
         schema.check_keywords({"type": "object", "properties": {"a": {"oneOf": []}}})
+
+
+# ---------------------------------------------------------------- scale subresource (apiextensions validator.go)
+
+_SCALE = {"specReplicasPath": ".spec.workers.replicas", "statusReplicasPath": ".status.active",
+          "labelSelectorPath": ".status.selector"}
+
+
+def test_scale_paths_absent_or_in_range_are_fine():
+    from reconciler.schema import validate_scale
+
+    assert validate_scale({"spec": {}}, _SCALE) == []
+    assert validate_scale({"spec": {"workers": {"replicas": 0}}, "status": {"active": 2, "selector": "a=b"}}, _SCALE) == []
+    assert validate_scale({"spec": {"workers": {"replicas": -1}}}, None) == []
+
+
+def test_scale_replicas_out_of_range_are_invalid_at_the_path_as_the_crd_spells_it():
+    from reconciler.schema import validate_scale
+
+    [negative] = validate_scale({"spec": {"workers": {"replicas": -1}}}, _SCALE)
+    assert str(negative) == ".spec.workers.replicas: Invalid value: -1: should be a non-negative integer"
+    assert not negative.blocking  # field.Invalid: CEL still runs
+    [too_big] = validate_scale({"spec": {"workers": {"replicas": 2**31}}}, _SCALE)
+    assert str(too_big) == ".spec.workers.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647"
+
+
+def test_scale_values_of_another_type_get_the_unstructured_accessor_error():
+    """unstructured.NestedInt64 / NestedString / NestedFieldNoCopy wording, value 0 (or "")."""
+    from reconciler.schema import validate_scale
+
+    [string] = validate_scale({"spec": {"workers": {"replicas": "2"}}}, _SCALE)
+    assert str(string) == (".spec.workers.replicas: Invalid value: 0: .spec.workers.replicas accessor error: "
+                           "2 is of the type string, expected int64")
+    [not_a_map] = validate_scale({"spec": {"workers": 3}}, _SCALE)
+    assert not_a_map.detail == (".spec.workers.replicas accessor error: 3 is of the type int64, "
+                                "expected map[string]interface{}")
+    [selector] = validate_scale({"status": {"selector": 1.5}}, _SCALE)
+    assert str(selector) == ('.status.selector: Invalid value: "": .status.selector accessor error: '
+                             "1.5 is of the type float64, expected string")

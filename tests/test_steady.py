@@ -85,3 +85,262 @@ def test_young_trainjob_waits_for_its_runtime_to_be_marked_in_use():
     assert runtimes_not_marked_in_use([trainjob], lambda tj: None) == []  # no such runtime: nothing to wait for
     old = {**trainjob, "metadata": {**trainjob["metadata"], "creationTimestamp": "2020-01-01T00:00:00Z"}}
     assert runtimes_not_marked_in_use([old], lambda tj: bare) == []  # past the grace: judged by the golden
+
+
+# ---------------------------------------------------------------- PyTorchJob (training-operator v1)
+
+def _stamp(seconds_ago: float = 0) -> str:
+    import datetime as dt
+
+    moment = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=seconds_ago)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pytorchjob(status=None, age: float = 0, workers=2, run_policy=None) -> dict:
+    template = {"spec": {"containers": [{"name": "pytorch", "image": "pytorch:1"}]}}
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+           "metadata": {"name": "pt", "namespace": "ns", "uid": "pt-uid", "creationTimestamp": _stamp(age)},
+           "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": template},
+                                            "Worker": {"replicas": workers, "template": template}}}}
+    if run_policy:
+        job["spec"]["runPolicy"] = run_policy
+    if status is not None:
+        job["status"] = status
+    return job
+
+
+def _child(kind: str, name: str, phase: str = "Running", owner: str = "pt-uid", **labels) -> dict:
+    obj = {"apiVersion": "v1", "kind": kind,
+           "metadata": {"name": name, "namespace": "ns", "labels": labels,
+                        "ownerReferences": [{"uid": owner, "controller": True}]}}
+    if kind == "Pod":
+        obj["spec"] = {"nodeName": "node-0"}
+        obj["status"] = {"phase": phase}
+    return obj
+
+
+def _pytorch_children(master="Running", workers=("Running", "Running")) -> list[dict]:
+    label = "training.kubeflow.org/replica-type"
+    out = [_child("Pod", "pt-master-0", master, **{label: "master"}), _child("Service", "pt-master-0")]
+    for i, phase in enumerate(workers):
+        out += [_child("Pod", f"pt-worker-{i}", phase, **{label: "worker"}), _child("Service", f"pt-worker-{i}")]
+    return out
+
+
+def _created(*extra, master_active=1, worker_active=2) -> dict:
+    return {"conditions": [{"type": "Created", "status": "True"}, *extra],
+            "replicaStatuses": {"Master": {"active": master_active}, "Worker": {"active": worker_active}}}
+
+
+def _reasons(objects, kind):
+    return [r.split(": ", 1)[1] for r in reasons_not_steady(objects) if r.startswith(kind)]
+
+
+def test_pytorchjob_waits_for_its_controller_to_see_it_until_the_grace_ends():
+    assert _reasons([_pytorchjob()], "PyTorchJob") == ["no Created condition yet"]
+    assert _reasons([_pytorchjob(age=60)], "PyTorchJob") == []  # an operator that never acts on it
+
+
+def test_pytorchjob_needs_a_pod_and_a_service_per_index_and_counts_that_agree():
+    children = _pytorch_children()
+    assert _reasons([_pytorchjob(_created())] + children, "PyTorchJob") == []
+    without_w1 = [c for c in children if c["metadata"]["name"] != "pt-worker-1"]
+    assert _reasons([_pytorchjob(_created())] + without_w1, "PyTorchJob") == [
+        "Pod pt-worker-1 not created yet", "Service pt-worker-1 not created yet",
+        "replicaStatuses.Worker.active 2 but 1 pod(s)"]
+    # Worker replicas unset default to 1: only pt-worker-0 is wanted.
+    job = _pytorchjob(_created(worker_active=1))
+    del job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"]
+    assert _reasons([job] + _pytorch_children(workers=("Running",)), "PyTorchJob") == []
+
+
+def test_pytorchjob_counts_pods_as_its_last_reconcile_did():
+    """UpdateJobReplicaStatuses: Running → active, a Running pod being deleted → failed, Succeeded,
+    Failed; Pending not at all. A count that disagrees means a change not seen yet."""
+    children = _pytorch_children(workers=("Running", "Pending"))
+    assert _reasons([_pytorchjob(_created(worker_active=2))] + children, "PyTorchJob") == [
+        "replicaStatuses.Worker.active 2 but 1 pod(s)"]
+    assert _reasons([_pytorchjob(_created(worker_active=1))] + children, "PyTorchJob") == []
+    children = _pytorch_children(workers=("Failed", "Running"))
+    assert _reasons([_pytorchjob(_created(worker_active=1))] + children, "PyTorchJob") == [
+        "replicaStatuses.Worker.failed 0 but 1 pod(s)"]  # a pod that just failed: not reconciled yet
+    status = _created(worker_active=1)
+    status["replicaStatuses"]["Worker"]["failed"] = 1
+    assert _reasons([_pytorchjob(status)] + children, "PyTorchJob") == []
+    children[2]["metadata"]["deletionTimestamp"] = _stamp()  # pt-worker-0 being deleted, still Running
+    children[2]["status"]["phase"] = "Running"
+    assert _reasons([_pytorchjob(status)] + children, "PyTorchJob") == []  # deleting Running counts as failed
+
+
+def test_pytorchjob_past_its_backoff_limit_waits_to_fail_for_the_grace():
+    """PastBackoffLimit: the restartCounts of Running pods reach backoffLimit; an in-place restart
+    changes no count, so the restart's time (lastState.terminated.finishedAt) starts the grace."""
+    children = _pytorch_children()
+    worker = children[2]
+    worker["status"]["containerStatuses"] = [{"name": "pytorch", "restartCount": 1,
+                                              "lastState": {"terminated": {"exitCode": 1, "finishedAt": _stamp()}}}]
+    job = _pytorchjob(_created(), run_policy={"backoffLimit": 1})
+    assert _reasons([job] + children, "PyTorchJob") == ["backoffLimit 1 reached, not Failed yet"]
+    assert _reasons([_pytorchjob(_created(), run_policy={"backoffLimit": 2})] + children, "PyTorchJob") == []
+    worker["status"]["containerStatuses"][0]["lastState"]["terminated"]["finishedAt"] = _stamp(60)
+    assert _reasons([job] + children, "PyTorchJob") == []  # never failed by its operator: the case judges
+
+
+def test_pytorchjob_past_its_active_deadline_waits_to_fail_for_the_grace():
+    status = {**_created(), "startTime": _stamp(1)}
+    job = _pytorchjob(status, run_policy={"activeDeadlineSeconds": 0})
+    assert _reasons([job] + _pytorch_children(), "PyTorchJob") == ["activeDeadlineSeconds 0 passed, not Failed yet"]
+    job = _pytorchjob(status, run_policy={"activeDeadlineSeconds": 86400})
+    assert _reasons([job] + _pytorch_children(), "PyTorchJob") == []
+
+
+def test_suspended_pytorchjob_waits_for_the_suspended_condition_only():
+    suspend = {"suspend": True}
+    assert _reasons([_pytorchjob(_created(), run_policy=suspend)], "PyTorchJob") == ["not Suspended yet"]
+    status = _created({"type": "Suspended", "status": "True"}, master_active=0, worker_active=0)
+    assert _reasons([_pytorchjob(status, run_policy=suspend)], "PyTorchJob") == []
+
+
+def test_finished_pytorchjob_waits_for_its_clean_pod_policy():
+    done = _created({"type": "Succeeded", "status": "True"}, master_active=0, worker_active=0)
+    children = _pytorch_children(master="Succeeded", workers=("Running", "Succeeded"))
+    assert _reasons([_pytorchjob(done)] + children, "PyTorchJob") == []  # default None keeps every pod
+    assert _reasons([_pytorchjob(done, run_policy={"cleanPodPolicy": "Running"})] + children, "PyTorchJob") == [
+        "cleanPodPolicy Running: pod pt-worker-0 not deleted yet"]
+    assert len(_reasons([_pytorchjob(done, run_policy={"cleanPodPolicy": "All"})] + children, "PyTorchJob")) == 3
+    # Succeeded a moment ago: the reconcile that moves active to succeeded is still to come.
+    fresh = _created({"type": "Succeeded", "status": "True"}, master_active=0, worker_active=1)
+    assert _reasons([_pytorchjob(fresh)] + children, "PyTorchJob") == [
+        "replicaStatuses.Worker.active not moved to succeeded yet"]
+
+
+def test_pytorchjob_managed_elsewhere_is_never_waited_for():
+    job = _pytorchjob(run_policy={"managedBy": "kueue.x-k8s.io/multikueue"})
+    assert _reasons([job], "PyTorchJob") == []
+
+
+# ---------------------------------------------------------------- MPIJob (mpi-operator v0.6.0)
+
+def _mpijob(status=None, age: float = 0, workers=2, policy=None, run_policy=None) -> dict:
+    template = {"spec": {"containers": [{"name": "mpi", "image": "mpi:1"}]}}
+    job = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+           "metadata": {"name": "pi", "namespace": "ns", "uid": "mpi-uid", "creationTimestamp": _stamp(age)},
+           "spec": {"mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": template},
+                                        "Worker": {"replicas": workers, "template": template}}}}
+    if policy:
+        job["spec"]["launcherCreationPolicy"] = policy
+    if run_policy:
+        job["spec"]["runPolicy"] = run_policy
+    if status is not None:
+        job["status"] = status
+    return job
+
+
+def _mpi_children(workers=("Running", "Running"), launcher=True, ready=True, hosts=None) -> list[dict]:
+    """``hosts``: the workers discover_hosts.sh lists (default: the Running ones)."""
+    if hosts is None:
+        hosts = [i for i, phase in enumerate(workers) if phase == "Running"]
+    script = "#!/bin/sh\n" + "".join(f"echo pi-worker-{i}.pi.ns.svc\n" for i in hosts)
+    config = _child("ConfigMap", "pi-config", owner="mpi-uid")
+    config["data"] = {"discover_hosts.sh": script}
+    out = [_child("Service", "pi", owner="mpi-uid"), config, _child("Secret", "pi-ssh", owner="mpi-uid")]
+    for i, phase in enumerate(workers):
+        pod = _child("Pod", f"pi-worker-{i}", phase, owner="mpi-uid",
+                     **{"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-name": "pi",
+                        "training.kubeflow.org/job-role": "worker"})
+        pod["status"]["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+        out.append(pod)
+    if launcher:
+        out.append({"apiVersion": "batch/v1", "kind": "Job",
+                    "metadata": {"name": "pi-launcher", "namespace": "ns", "uid": "launcher-uid"},
+                    "spec": {"parallelism": 1, "completions": 1}, "status": {"active": 1}})
+        out.append(_child("Pod", "pi-launcher-x1", "Running", owner="launcher-uid"))
+    return out
+
+
+def _mpi_status(worker_active=2, launcher_active=1, *extra) -> dict:
+    return {"conditions": [{"type": "Created", "status": "True"}, *extra],
+            "replicaStatuses": {"Launcher": {"active": launcher_active}, "Worker": {"active": worker_active}}}
+
+
+def test_a_valid_mpijob_waits_for_service_configmap_and_secret_however_long_it_takes():
+    missing = ["Service pi not created yet", "ConfigMap pi-config not created yet", "Secret pi-ssh not created yet"]
+    assert _reasons([_mpijob()], "MPIJob") == missing
+    assert _reasons([_mpijob(age=60)], "MPIJob") == missing  # a throttled operator (5 QPS) is still coming
+
+
+def _warning(uid: str = "mpi-uid") -> dict:
+    return {"apiVersion": "v1", "kind": "Event", "type": "Warning", "reason": "ValidationError",
+            "metadata": {"name": "pi.1", "namespace": "ns"}, "involvedObject": {"uid": uid}}
+
+
+def test_an_invalid_mpijob_is_steady_once_a_warning_event_says_so():
+    invalid = _mpijob(age=60, run_policy={"backoffLimit": -1})  # ValidateMPIJob: a Warning Event, nothing else
+    assert _reasons([invalid], "MPIJob") == ["invalid: no Warning Event yet"]  # a throttled recorder is still coming
+    assert _reasons([invalid, _warning()], "MPIJob") == []
+    assert _reasons([invalid, _warning("other-uid")], "MPIJob") == ["invalid: no Warning Event yet"]
+    assert _reasons([_mpijob(run_policy={"managedBy": "kueue.x-k8s.io/multikueue"})], "MPIJob") == []
+
+
+def test_a_child_name_taken_by_a_foreign_object_stops_the_sync_with_a_warning_event():
+    foreign = _child("ConfigMap", "pi-config", owner="someone-else")
+    objects = [_mpijob(), _child("Service", "pi", owner="mpi-uid"), foreign]
+    assert _reasons(objects, "MPIJob") == ["ConfigMap pi-config is not its own: no Warning Event yet"]
+    assert _reasons(objects + [_warning()], "MPIJob") == []  # ErrResourceExists: no Secret, no workers follow
+
+
+def test_an_mpijob_with_children_waits_for_its_created_condition():
+    assert _reasons([_mpijob()] + _mpi_children(), "MPIJob") == ["no Created condition yet"]
+
+
+def test_mpijob_needs_its_workers_and_the_launcher_at_startup():
+    assert _reasons([_mpijob(_mpi_status())] + _mpi_children(), "MPIJob") == []
+    partial = [c for c in _mpi_children(hosts=[0]) if c["metadata"]["name"] not in ("pi-worker-1", "pi-launcher",
+                                                                                       "pi-launcher-x1")]
+    assert _reasons([_mpijob(_mpi_status(worker_active=1, launcher_active=0))] + partial, "MPIJob") == [
+        "Pod pi-worker-1 not created yet", "Job pi-launcher not created yet"]
+
+
+def test_mpijob_launcher_waits_for_ready_workers_under_another_creation_policy():
+    children = _mpi_children(launcher=False, ready=False)
+    job = _mpijob(_mpi_status(launcher_active=0), policy="WaitForWorkersReady")
+    assert _reasons([job] + children, "MPIJob") == []
+    job = _mpijob(_mpi_status(launcher_active=0), policy="WaitForWorkersReady")
+    assert _reasons([job] + _mpi_children(launcher=False), "MPIJob") == ["Job pi-launcher not created yet"]
+
+
+def test_mpijob_counts_must_agree_with_its_pods():
+    assert _reasons([_mpijob(_mpi_status(worker_active=1, launcher_active=0))] + _mpi_children(), "MPIJob") == [
+        "replicaStatuses.Worker.active 1 but 2 Running worker(s)",
+        "replicaStatuses.Launcher.active 0 but 1 Running launcher pod(s)"]
+
+
+def test_finished_mpijob_waits_only_for_its_clean_pod_policy():
+    done = {**_mpi_status(0, 0, {"type": "Succeeded", "status": "True"}), "completionTime": _stamp()}
+    children = _mpi_children(workers=("Running", "Succeeded"), launcher=False)
+    assert _reasons([_mpijob(done)] + children, "MPIJob") == []  # cleanPodPolicy defaults to None
+    assert _reasons([_mpijob(done, run_policy={"cleanPodPolicy": "Running"})] + children, "MPIJob") == [
+        "cleanPodPolicy Running: pod pi-worker-0 not deleted yet"]
+
+
+def test_mpijob_discover_hosts_must_list_the_running_workers():
+    stale = _mpi_children(hosts=[0])
+    assert _reasons([_mpijob(_mpi_status())] + stale, "MPIJob") == [
+        "ConfigMap pi-config: discover_hosts.sh does not list the 2 Running worker(s) yet"]
+
+
+def test_mpijob_worker_counts_follow_the_worker_phases():
+    children = _mpi_children(workers=("Running", "Failed"))
+    assert _reasons([_mpijob(_mpi_status(worker_active=1))] + children, "MPIJob") == [
+        "replicaStatuses.Worker.failed 0 but 1 Failed worker(s)"]
+    status = _mpi_status(worker_active=1)
+    status["replicaStatuses"]["Worker"]["failed"] = 1
+    assert _reasons([_mpijob(status)] + children, "MPIJob") == []
+
+
+def test_objects_whose_controller_is_gone_wait_for_the_garbage_collector():
+    orphan = _child("Pod", "pt-master-0", owner="deleted-uid")
+    orphan["metadata"]["ownerReferences"][0].update(kind="PyTorchJob", name="pt")
+    assert "Pod ns/pt-master-0: its PyTorchJob pt is gone, garbage collection pending" in reasons_not_steady([orphan])
+    owned = [_pytorchjob(age=60), _child("Service", "pt-master-0")]  # its controller is there
+    assert not any("garbage collection" in r for r in reasons_not_steady(owned))

@@ -95,6 +95,107 @@ def test_point_at_rewrites_every_service_client_config_to_loopback():
     assert webhook_config["webhooks"][0]["clientConfig"] is service  # the input is left alone
 
 
+def test_every_wrapper_module_belongs_to_a_project_and_says_how_to_build_it():
+    """tools/upstream/<project>-v<x.y>/: the tool line builds a package of the project's module, the
+    version it pins is a release the project judges, build.env names the binary."""
+    from conformance.upstream.builds import TOOLS_DIR, pinned_version
+    from conformance.upstream.projects import PROJECTS
+
+    seen = set()
+    for go_mod in sorted(TOOLS_DIR.glob("*/go.mod")):
+        directory = go_mod.parent.name
+        tool = re.search(r"^tool\s+(\S+)$", go_mod.read_text(), re.M).group(1)
+        build_env = dict(line.split("=", 1) for line in (go_mod.parent / "build.env").read_text().splitlines()
+                         if line and not line.startswith("#"))
+        assert build_env.get("BINARY"), f"{directory}/build.env names no BINARY"
+        if directory == "kustomize":
+            continue
+        project = PROJECTS[directory.rsplit("-v", 1)[0]]
+        assert tool == project.module or tool.startswith(project.module + "/"), (directory, tool)
+        version = pinned_version(go_mod, project.module)
+        assert version in project.profiles, f"{directory} pins {version}, which no profile of {project.name} judges"
+        seen.add((project.name, version))
+    for project in PROJECTS.values():
+        for version in project.profiles:
+            assert (project.name, version) in seen, f"{project.name} {version} has no wrapper module"
+
+
+def test_every_profile_a_project_is_judged_with_exists():
+    from conformance.upstream.projects import PROJECTS
+    from reconciler import profiles
+
+    for project in PROJECTS.values():
+        for version, profile in project.profiles.items():
+            assert profiles.get(profile).name == profile
+
+
+def test_projects_start_after_what_they_require():
+    from conformance.upstream.projects import with_requirements
+
+    assert [p.name for p in with_requirements("trainer")] == ["jobset", "trainer"]
+    assert [p.name for p in with_requirements("training-operator")] == ["training-operator"]
+    assert [p.name for p in with_requirements("mpi-operator")] == ["mpi-operator"]
+
+
+def test_upstream_conformance_runs_are_named_by_project_and_version():
+    from conformance.upstream.run import RUNS, select
+
+    assert select(["trainer-v2.3.0"]) == [("trainer", "v2.3.0")]
+    assert select(["v2.1.0"]) == [("trainer", "v2.1.0")]  # a version alone, where one project has it
+    assert select(["mpi-operator-v0.6.0", "v1.8.1"]) == [("mpi-operator", "v0.6.0"), ("training-operator", "v1.8.1")]
+    assert select(None) == list(RUNS)
+    with pytest.raises(SystemExit, match="unknown"):
+        select(["v9.9.9"])
+
+
+def test_select_keeps_the_named_crds_and_webhooks_and_drops_empty_configurations():
+    from conformance.upstream.manifests import ManifestError, OperatorManifests, select
+
+    crd = lambda name: {"kind": "CustomResourceDefinition", "metadata": {"name": name}}  # noqa: E731
+    hook = lambda name: {"name": name, "clientConfig": {"service": {"path": "/" + name}}}  # noqa: E731
+    manifests = OperatorManifests(
+        crds=[crd("pytorchjobs.kubeflow.org"), crd("mpijobs.kubeflow.org")],
+        webhook_configurations=[
+            {"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"}, "webhooks": [hook("a"), hook("b")]},
+            {"kind": "MutatingWebhookConfiguration", "metadata": {"name": "m"}, "webhooks": [hook("c")]}])
+    out = select(manifests, ("pytorchjobs.kubeflow.org",), ("b",))
+    assert [c["metadata"]["name"] for c in out.crds] == ["pytorchjobs.kubeflow.org"]
+    assert [(c["metadata"]["name"], [w["name"] for w in c["webhooks"]]) for c in out.webhook_configurations] == \
+        [("v", ["b"])]
+    assert len(manifests.crds) == 2 and len(manifests.webhook_configurations[0]["webhooks"]) == 2  # input kept
+    assert select(manifests, None, None) == manifests
+    with pytest.raises(ManifestError, match="no CRD tfjobs.kubeflow.org"):
+        select(manifests, ("tfjobs.kubeflow.org",), None)
+
+
+def test_pki_passes_the_checks_of_the_training_operator_cert_rotator():
+    """cert-controller pkg/rotator: validCACert verifies the CA against itself for the DNS name
+    training-operator-ca, validServerCert the serving certificate for <service>.<namespace>.svc,
+    both at now + 90 days (its lookahead); ca.key is parsed with x509.ParsePKCS1PrivateKey. The
+    apiserver calls the webhook at 127.0.0.1."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    from conformance.upstream.pki import generate
+
+    pki = generate(dns_names=("localhost", "training-operator.kubeflow.svc"), ca_dns_names=("training-operator-ca",))
+    assert pki.ca_key.startswith(b"-----BEGIN RSA PRIVATE KEY-----")  # PKCS#1
+    ca, cert = x509.load_pem_x509_certificate(pki.ca_cert), x509.load_pem_x509_certificate(pki.cert)
+    lookahead = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=90)
+    for c in (ca, cert):
+        assert c.not_valid_after_utc > lookahead
+    assert ca.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
+        x509.DNSName) == ["training-operator-ca"]
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "training-operator.kubeflow.svc" in san.get_values_for_type(x509.DNSName)
+    assert ipaddress.ip_address("127.0.0.1") in san.get_values_for_type(x509.IPAddress)
+    assert ExtendedKeyUsageOID.SERVER_AUTH in cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    cert.verify_directly_issued_by(ca)
+
+
 def test_point_at_refuses_a_webhook_without_a_service_path():
     from conformance.upstream.manifests import ManifestError, OperatorManifests, point_at
 
@@ -309,16 +410,18 @@ class TestUpstreamKit:
 def test_manager_that_dies_at_start_fails_up_with_its_log_and_leaves_nothing(cluster, api, monkeypatch):
     from kubernetes import client
 
-    from conformance.upstream import UpstreamStartError, kit as kit_module
+    import dataclasses
 
-    real = kit_module.trainer_manager
+    from conformance.upstream import UpstreamStartError, projects
 
-    def broken(*args, **kwargs):
-        manager = real(*args, **kwargs)
+    real = projects.TRAINER.manager
+
+    def broken(context):
+        manager = real(context)
         manager.argv.append("--no-such-flag")  # Go's flag package exits 2 on it
         return manager
 
-    monkeypatch.setattr(kit_module, "trainer_manager", broken)
+    monkeypatch.setitem(projects.PROJECTS, "trainer", dataclasses.replace(projects.TRAINER, manager=broken))
     kit = UpstreamKit(cluster.kubeconfig, "v2.3.0")
     with pytest.raises(UpstreamStartError) as error:
         kit.up()
@@ -328,3 +431,155 @@ def test_manager_that_dies_at_start_fails_up_with_its_log_and_leaves_nothing(clu
     assert not {n for n in crds if n.endswith((".trainer.kubeflow.org", ".jobset.x-k8s.io"))}
     assert not kit.managers["jobset"].running()
     assert not kit.state_dir.exists()
+
+
+# ---------------------------------------------------------------------- Training Operator, MPI Operator
+
+#: Training Operator release -> its commit (the tag's, from the module proxy; a proxy may leave it out).
+TRAINING_OPERATOR_RELEASES = ["v1.9.2", "v1.8.1"]
+PYTORCHJOB_WEBHOOK = "validator.pytorchjob.training-operator.kubeflow.org"
+
+
+def pytorch_job(name: str, master_replicas: int = 1, workers: int = 1) -> dict:
+    template = {"spec": {"containers": [{"name": "pytorch", "image": "registry.invalid/pytorch:1"}]}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": master_replicas, "template": template},
+                                             "Worker": {"replicas": workers, "template": template}}}}
+
+
+@pytest.fixture(scope="class")
+def project_kit(cluster, project, release):
+    kit = UpstreamKit(cluster.kubeconfig, release, project=project)
+    kit.up()
+    print(f"\n[upstream] {project} {release} up in {kit.timings.total:.1f}s")
+    yield kit
+    kit.down()
+
+
+@live
+@pytest.mark.parametrize("release", TRAINING_OPERATOR_RELEASES, scope="class")
+@pytest.mark.parametrize("project", ["training-operator"], scope="class")
+class TestTrainingOperator:
+    def test_only_the_pytorchjob_crd_and_webhook_are_installed_on_loopback(self, api, project_kit, release):
+        from kubernetes import client
+
+        assert kit_builds(project_kit) == {"training-operator": release}
+        assert [c["metadata"]["name"] for c in project_kit.manifests["training-operator"].crds] == [
+            "pytorchjobs.kubeflow.org"]
+        config = client.AdmissionregistrationV1Api(api).read_validating_webhook_configuration(
+            "validator.training-operator.kubeflow.org")
+        assert {w.name: w.client_config.url for w in config.webhooks} == {
+            PYTORCHJOB_WEBHOOK: project_kit.managers["training-operator"].webhook_url + "/validate-kubeflow-org-v1-pytorchjob"}
+        # cert-controller kept our CA (it injects the Secret's ca.crt into the configuration).
+        ca = (project_kit.state_dir / "ca.crt").read_bytes()
+        import base64
+        assert base64.b64decode(config.webhooks[0].client_config.ca_bundle) == ca
+        assert project_kit.unprobed_webhooks == []
+
+    def test_master_replicas_2_is_denied_by_the_upstream_webhook(self, api, project_kit):
+        from kubernetes.client.exceptions import ApiException
+
+        ensure_namespace(api, "tc-upstream-pt")
+        with pytest.raises(ApiException) as denied:
+            create(api, pytorch_job("two-masters", master_replicas=2), "tc-upstream-pt")
+        assert denied.value.status == 403
+        # A.4 V4: the Master must have exactly one replica.
+        assert json.loads(denied.value.body)["message"] == (
+            f'admission webhook "{PYTORCHJOB_WEBHOOK}" denied the request: '
+            "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1")
+
+    def test_a_pytorchjob_gets_a_pod_and_a_service_per_replica(self, api, project_kit, release):
+        from kubernetes import client
+
+        namespace = f"tc-upstream-pt-{slug(release)}"
+        ensure_namespace(api, namespace)
+        create(api, pytorch_job("pt"), namespace)
+        core = client.CoreV1Api(api)
+        selector = "training.kubeflow.org/job-name=pt"
+        pods = wait_for(lambda: len(core.list_namespaced_pod(namespace, label_selector=selector).items) == 2 and
+                        core.list_namespaced_pod(namespace, label_selector=selector).items, "two PyTorchJob pods")
+        # A.2: <job>-<type>-<index>, a headless Service of the same name each.
+        assert sorted(p.metadata.name for p in pods) == ["pt-master-0", "pt-worker-0"]
+        services = wait_for(lambda: core.list_namespaced_service(namespace, label_selector=selector).items,
+                            "the PyTorchJob Services")
+        assert sorted((s.metadata.name, s.spec.cluster_ip) for s in services) == [
+            ("pt-master-0", "None"), ("pt-worker-0", "None")]
+
+    def test_teardown_leaves_nothing_behind(self, api, project_kit):
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        pid = project_kit.managers["training-operator"].popen.pid
+        project_kit.down()
+        crds = {c.metadata.name for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items}
+        assert "pytorchjobs.kubeflow.org" not in crds
+        names = {c.metadata.name for c in client.AdmissionregistrationV1Api(api).list_validating_webhook_configuration().items}
+        assert "validator.training-operator.kubeflow.org" not in names
+        with pytest.raises(ApiException) as gone:
+            client.CoreV1Api(api).read_namespace("kubeflow")
+        assert gone.value.status == 404
+        assert not Path(f"/proc/{pid}").exists()
+        placeholder = Path("/tmp/k8s-webhook-server/serving-certs/tls.crt")  # only ever looked at; ours goes again
+        assert not placeholder.exists() or placeholder.read_bytes() != project_kit._pki.cert
+
+
+def kit_builds(kit) -> dict[str, str]:
+    return {name: build.version for name, build in kit.builds.items() if name != "kustomize"}
+
+
+@live
+@pytest.mark.parametrize("release", ["v0.6.0"], scope="class")
+@pytest.mark.parametrize("project", ["mpi-operator"], scope="class")
+class TestMPIOperator:
+    def test_an_mpijob_gets_its_service_configmap_secret_workers_and_launcher(self, api, project_kit):
+        from kubernetes import client
+
+        assert kit_builds(project_kit) == {"mpi-operator": "v0.6.0"}
+        assert project_kit.manifests["mpi-operator"].webhook_configurations == []  # v0.6.0 has no webhooks
+        namespace = "tc-upstream-mpi"
+        ensure_namespace(api, namespace)
+        template = {"spec": {"containers": [{"name": "mpi", "image": "registry.invalid/mpi:1"}]}}
+        create(api, {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "pi"},
+                     "spec": {"mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": template},
+                                                  "Worker": {"replicas": 2, "template": template}}}}, namespace)
+        core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+        # B.0/B.2: Service <job>, ConfigMap <job>-config, Secret <job>-ssh, workers <job>-worker-<i>, Job <job>-launcher.
+        wait_for(lambda: batch.list_namespaced_job(namespace).items, "the launcher Job", timeout=90)
+        assert [j.metadata.name for j in batch.list_namespaced_job(namespace).items] == ["pi-launcher"]
+        assert "pi" in {s.metadata.name for s in core.list_namespaced_service(namespace).items}
+        assert "pi-config" in {c.metadata.name for c in core.list_namespaced_config_map(namespace).items}
+        assert "pi-ssh" in {s.metadata.name for s in core.list_namespaced_secret(namespace).items}
+        workers = core.list_namespaced_pod(namespace, label_selector="training.kubeflow.org/job-role=worker").items
+        assert sorted(p.metadata.name for p in workers) == ["pi-worker-0", "pi-worker-1"]
+
+    def test_teardown_leaves_nothing_behind(self, api, project_kit):
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        pid = project_kit.managers["mpi-operator"].popen.pid
+        project_kit.down()
+        crds = {c.metadata.name for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items}
+        assert "mpijobs.kubeflow.org" not in crds
+        with pytest.raises(ApiException) as gone:  # its leader-election Lease went with its namespace
+            client.CoreV1Api(api).read_namespace("mpi-operator")
+        assert gone.value.status == 404
+        assert not Path(f"/proc/{pid}").exists()
+
+
+@live
+def test_a_manager_that_exits_is_started_again(cluster, api):
+    """As the kubelet restarts a Deployment's container: v1.8.1 exits on a panic in Reconcile."""
+    import os
+    import signal
+
+    kit = UpstreamKit(cluster.kubeconfig, "v0.6.0", project="mpi-operator")
+    kit.up()
+    try:
+        manager = kit.managers["mpi-operator"]
+        first = manager.popen.pid
+        os.kill(first, signal.SIGKILL)
+        wait_for(lambda: manager.restarts == 1 and manager.popen.pid != first, "the kit to start it again", timeout=30)
+        kit.wait_ready(60)
+        assert kit.restarts() == {"mpi-operator": 1} and manager.exits == [-signal.SIGKILL]
+    finally:
+        kit.down()

@@ -153,10 +153,11 @@ class CaseRun:
     def _rejection(self, obj: dict, exc: ApiError) -> RejectionRecord:
         md = obj.get("metadata") or {}
         status = self.names.back(exc.status) if exc.status else {"message": exc.message}
+        message, errors = rejections.in_render_order(meta.group_of(obj.get("apiVersion", "")), obj.get("kind", ""),
+                                                     self.names.back(exc.message), rejections.field_errors(status))
         return RejectionRecord(
             kind=obj.get("kind", ""), name=md.get("name", ""), namespace=md.get("namespace"),
-            code=exc.code, reason=exc.reason or "", message=self.names.back(exc.message),
-            errors=rejections.field_errors(status))
+            code=exc.code, reason=exc.reason or "", message=message, errors=errors)
 
     def _settle(self, outcome: Outcome) -> None:
         namespaces = self.names.live_namespaces
@@ -233,7 +234,7 @@ class CaseRun:
         if rendered is None:
             rendered = reconciler.render(copy.deepcopy(self.manifests), self.profile).objects
         # Go's zero values in custom resources first: platform.strip reads the JobSet's templates.
-        objects = platform.strip(gozero.strip(objects, rendered), self.manifests)
+        objects = platform.strip(gozero.strip(objects, rendered), self.manifests, rendered)
         outcome.objects = keyorder.reorder_like(objects, rendered)
         outcome.reconcile_errors = self._reconcile_errors()
 

@@ -27,6 +27,20 @@ reason                              on            message
 ``MPIJobFailed``                    MPIJob        only ``worker pod created failed: <err>`` and
                                                   ``launcher pod created failed: <err>`` (the reason
                                                   also names a failed launcher, a condition)
+``SetPodTemplateRestartPolicy``,    PyTorchJob    kubeflow/training-operator v1.8.1/v1.9.2
+``PyTorchJobRestarting``,                         (common/pod.go, pytorchjob_controller.go
+``PyTorchJobFailed``,                             UpdateJobStatus, control/{pod,service}_control.go):
+``FailedCreatePod``,                              ``Restart policy in pod template will be
+``FailedCreateService``                           overwritten by restart policy in replica spec``,
+                                                  both Restarting messages, ExitCode's ``job "<name>"
+                                                  is failing because "<Type>" replica(s) failed.``
+                                                  (the other PyTorchJobFailed Events are Normal),
+                                                  ``Error creating: <err>`` - as render's
+any reason                          PyTorchJob    core/job.go RecordAbnormalPods: the reason is the
+                                                  container's own (``Error`` for kwok's non-zero
+                                                  exits); only messages ``Error pod <pod> container
+                                                  <c> exitCode: <n> terminated message: <m>`` and
+                                                  ``... waiting message: <m>``
 ==================================  ============  =================================================
 
 A line whose error is a stale cache the controller retries at once is left out: the apiserver's
@@ -82,6 +96,14 @@ def _created_failed(message: str) -> list[str]:
     return [message] if message.startswith(("worker pod created failed: ", "launcher pod created failed: ")) else []
 
 
+def _abnormal_pod(message: str) -> list[str]:
+    return [message] if message.startswith("Error pod ") else []
+
+
+def _verbatim(message: str) -> list[str]:
+    return [message]
+
+
 UPSTREAM_REASONS = {
     ("JobCreationFailed", "JobSet"): _jobs,
     ("TrainJobResourcesCreationFailed", "TrainJob"): _trainer,
@@ -89,6 +111,16 @@ UPSTREAM_REASONS = {
     ("ErrResourceExists", "MPIJob"): lambda message: [message],
     ("SetPodTemplateRestartPolicy", "MPIJob"): lambda message: [message],
     ("MPIJobFailed", "MPIJob"): _created_failed,
+    ("SetPodTemplateRestartPolicy", "PyTorchJob"): _verbatim,
+    ("PyTorchJobRestarting", "PyTorchJob"): _verbatim,
+    ("PyTorchJobFailed", "PyTorchJob"): _verbatim,
+    ("FailedCreatePod", "PyTorchJob"): _verbatim,
+    ("FailedCreateService", "PyTorchJob"): _verbatim,
+}
+#: kind of the involved object -> errors from a Warning Event of any other reason (the reason is
+#: not the operator's own, e.g. a container's terminated reason).
+UPSTREAM_ANY_REASON = {
+    "PyTorchJob": _abnormal_pod,
 }
 
 
@@ -97,9 +129,11 @@ def errors_of(event: dict, external: bool) -> list[str]:
     involved = event.get("involvedObject") or {}
     if event.get("reason") == EVENT_REASON and (event.get("source") or {}).get("component") == EVENT_COMPONENT:
         messages = [event.get("message") or ""]
-    elif external and event.get("type") == "Warning" and (event.get("reason"), involved.get("kind")) in UPSTREAM_REASONS:
+    elif external and event.get("type") == "Warning" and (
+            (event.get("reason"), involved.get("kind")) in UPSTREAM_REASONS or involved.get("kind") in UPSTREAM_ANY_REASON):
         message = (event.get("message") or "").removeprefix(_COMBINED)
-        messages = UPSTREAM_REASONS[(event["reason"], involved["kind"])](message)
+        parse = UPSTREAM_REASONS.get((event.get("reason"), involved.get("kind"))) or UPSTREAM_ANY_REASON[involved["kind"]]
+        messages = parse(message)
     else:
         return []
     namespace = involved.get("namespace")

@@ -3,9 +3,14 @@
 Render models the defaults that carry meaning for training workloads (see
 ``reconciler/builtin.py``) and leaves out the long tail. The apiserver's defaulting, admission
 plugins and scheduler add that tail to every Job, Pod and Service. Each field below is removed
-only when it has exactly the value Kubernetes puts there *and* the template it was made from (the
-JobSet's replicatedJob, or the input manifest) does not set it itself - so an operator that writes
-such a field on purpose still shows it:
+only when it has exactly the value Kubernetes puts there *and* the template it was made from does
+not set it itself - so an operator that writes such a field on purpose still shows it. The template
+of a Pod or Job is, first, render's own output for the same object when there is one (what the
+reference operator writes: a PyTorchJob worker's ``init-pytorch`` container with ``imagePullPolicy:
+IfNotPresent``, an MPIJob's pods and launcher Job from its replica templates); else the JobSet's
+replicatedJob or the input manifest. A field render writes with the very value Kubernetes would
+default it to reads the same live whether the operator wrote it or the apiserver did, so keeping it
+hides nothing:
 
 =================================  ==========================================================
 pod spec                           ``dnsPolicy: ClusterFirst``, ``schedulerName:
@@ -56,6 +61,7 @@ from reconciler import meta
 
 from ..cluster.podlife import RUN_LABEL
 from .gozero import respell
+from .keyorder import identity
 
 _POD_SPEC_DEFAULTS = {"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "securityContext": {},
                       "terminationGracePeriodSeconds": 30}
@@ -74,9 +80,11 @@ _JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 _REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 
 
-def strip(objects: list[dict], inputs: list[dict]) -> list[dict]:
-    """Copies of ``objects`` without platform objects and platform-added fields."""
+def strip(objects: list[dict], inputs: list[dict], rendered: list[dict] = ()) -> list[dict]:
+    """Copies of ``objects`` without platform objects and platform-added fields; ``rendered`` is
+    render's outcome of the same case (or step), whose Pods and Jobs are their templates."""
     by_key = {meta.key(o): o for o in objects}
+    renders = {identity(o): o for o in rendered}
     out = []
     for obj in objects:
         k = meta.key(obj)
@@ -91,15 +99,27 @@ def strip(objects: list[dict], inputs: list[dict]) -> list[dict]:
             spec = obj.get("spec") or {}
             if spec.get("manualSelector") is False and "manualSelector" not in (_input(inputs, obj).get("spec") or {}):
                 del spec["manualSelector"]
-            _strip_pod_spec((spec.get("template") or {}).get("spec"), _source(obj, by_key, inputs), pod=False)
+            _strip_pod_spec((spec.get("template") or {}).get("spec"), _rendered_spec(obj, renders)
+                            or _source(obj, by_key, inputs), pod=False)
         elif (group, kind) == ("", "Pod"):
-            _strip_pod_spec(obj.get("spec"), _source(obj, by_key, inputs), pod=True)
+            _strip_pod_spec(obj.get("spec"), _rendered_spec(obj, renders) or _source(obj, by_key, inputs), pod=True)
         elif (group, kind) == ("", "Service"):
             _strip_service(obj.get("spec") or {}, (_input(inputs, obj).get("spec") or {}))
             if obj.get("status") == {"loadBalancer": {}}:  # every non-LoadBalancer Service has it
                 del obj["status"]
         out.append(obj)
     return out
+
+
+def _rendered_spec(obj: dict, renders: dict) -> dict | None:
+    """The pod spec of render's counterpart of ``obj`` (a Pod, or a Job's template), if render made one."""
+    counterpart = renders.get(identity(obj))
+    if counterpart is None:
+        return None
+    spec = counterpart.get("spec") or {}
+    if obj.get("kind") == "Job":
+        spec = (spec.get("template") or {}).get("spec") or {}
+    return spec or None
 
 
 def _input(inputs: list[dict], obj: dict) -> dict:

@@ -10,6 +10,11 @@ are read as JSON (quoted strings, numbers, ``true``, JSON objects); a value prin
 
 An aggregate is split at ``", "`` only where a new ``<field>: <Type>`` starts, since details
 themselves contain commas ("must not have reserved envs, invalid envs configured: [...]").
+
+A webhook that lists the supported values of an ``Unsupported value`` error from a Go set
+(``sets.UnsortedList``) lists them in a random order, different from one request to the next
+(:data:`GO_SET_LISTS`); the same values in another order are put in render's order, in the errors
+and in the message. Another set of values is left as it is.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import json
 import re
 
 from reconciler.errors import CAUSE_TYPES
+from reconciler.pytorchjob import webhook as pytorchjob_webhook
 
 _TYPES = {cause: error_type for error_type, cause in CAUSE_TYPES.items()} | {"FieldValueTypeInvalid": "Invalid value"}
 # Error types whose rendering carries no value (field.Error.ErrorBody).
@@ -130,3 +136,27 @@ def split_aggregate(text: str) -> list[str]:
             start = i + 2
     items.append(inner[start:])
     return items
+
+
+#: (group, kind, field) -> render's order of the values an upstream webhook lists from a Go set.
+GO_SET_LISTS = {
+    # kubeflow/training-operator v1.9 pkg/common/util/webhooks.go ValidateRunPolicy (#2203):
+    # field.NotSupported(..., supportedJobControllers.UnsortedList()).
+    ("kubeflow.org", "PyTorchJob", "spec.runPolicy.managedBy"): pytorchjob_webhook.MANAGED_BY_VALUES,
+}
+_SUPPORTED = "supported values: "
+
+
+def in_render_order(group: str, kind: str, message: str, errors: list[dict]) -> tuple[str, list[dict]]:
+    """``message`` and ``errors`` with each :data:`GO_SET_LISTS` list of supported values in render's order."""
+    for error in errors:
+        order = GO_SET_LISTS.get((group, kind, error.get("field")))
+        detail = error.get("detail", "")
+        if order is None or error.get("type") != "Unsupported value" or not detail.startswith(_SUPPORTED):
+            continue
+        listed = detail[len(_SUPPORTED):]
+        canonical = ", ".join(json.dumps(v) for v in order)
+        if sorted(listed.split(", ")) == sorted(canonical.split(", ")) and listed != canonical:
+            error["detail"] = _SUPPORTED + canonical
+            message = message.replace(_SUPPORTED + listed, _SUPPORTED + canonical)
+    return message, errors

@@ -11,10 +11,14 @@ time of the last one per namespace and wakes waiters. A case is steady when
 3. every Job's ``status.active`` counts its unfinished Pods and, unless it is finished or
    suspended, there are as many of them as it wants - kube-controller-manager's Job controller
    has caught up (with ``ready=True`` also its 1 s-batched ``status.ready``), and
-4. every TrainJob has its JobSet and every JobSet the Jobs of its replicatedJobs (those without
-   ``dependsOn``) - unless the parent is older than ``CHILD_GRACE`` seconds: an operator that has
-   not created them by then is taken not to (a build or Job creation it refused, which the case
-   then judges); under load an operator can take longer than the quiet window to react, and
+4. every workload has what its operator makes of it (:data:`CHILDREN`, one rule per kind): a
+   TrainJob its JobSet, a JobSet the Jobs of its replicatedJobs (those without ``dependsOn``), a
+   PyTorchJob and an MPIJob their status, pods, Services, ... with counts that agree with their
+   pods - unless the parent is older than ``CHILD_GRACE`` seconds and its operator has written no
+   status: an operator that has not acted by then is taken not to (a build or creation it refused,
+   an object it finds invalid or leaves to another manager, which the case then judges); under
+   load an operator can take longer than the quiet window to react, and
+   and no object's controller is gone (the garbage collector is still to delete it), and
 5. no event arrived in those namespaces for ``quiet`` seconds - the window in which an operator
    reacts to the last change (our reference operator takes milliseconds).
 
@@ -27,8 +31,12 @@ import datetime as dt
 import threading
 import time
 
-from reconciler import meta
+from reconciler import builtin, meta
 from reconciler.faults import HOLD_FINALIZER
+from reconciler.mpijob import controller as mpijob_controller, defaults as mpijob_defaults, keys as mpijob_keys, \
+    resources as mpijob_resources, validation as mpijob_validation
+from reconciler.pytorchjob import controller as pytorchjob_controller, defaults as pytorchjob_defaults, \
+    keys as pytorchjob_keys
 
 _TERMINAL = ("Succeeded", "Failed")
 VOLCANO_JOB = "batch.volcano.sh/v1alpha1"
@@ -157,6 +165,25 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
             if reason:
                 reasons.append(f"{meta.describe(job)}: {reason}")
     reasons.extend(_children_missing(objects))
+    reasons.extend(_orphans(objects))
+    return reasons
+
+
+def _orphans(objects: list[dict]) -> list[str]:
+    """Objects whose controller - a custom resource - is gone: kube-controller-manager's garbage
+    collector is still to delete them (a PyTorchJob deleted by its TTL takes its pods and Services
+    with it). Children of a built-in owner are the Job controller's and JobSet's business (JobSet
+    deletes a restarted attempt's Jobs and judges their pods as it finds them)."""
+    uids = {(o.get("metadata") or {}).get("uid") for o in objects}
+    reasons = []
+    for obj in objects:
+        md = obj.get("metadata") or {}
+        owner = next((r for r in md.get("ownerReferences") or [] if r.get("controller")), None)
+        if owner is None or (owner.get("apiVersion"), owner.get("kind")) in builtin.BUILTIN:
+            continue
+        if owner.get("uid") not in uids and not md.get("deletionTimestamp"):
+            reasons.append(f"{meta.describe(obj)}: its {owner.get('kind')} {owner.get('name')} is gone, "
+                           f"garbage collection pending")
     return reasons
 
 
@@ -176,37 +203,270 @@ def runtimes_not_marked_in_use(trainjobs: list[dict], runtime_of) -> list[str]:
 
 
 def _young(obj: dict) -> bool:
-    created = (obj.get("metadata") or {}).get("creationTimestamp")
-    if not created:
-        return True
-    born = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
-    # creationTimestamp has whole seconds: count from the end of that second.
-    return (dt.datetime.now(dt.timezone.utc) - born).total_seconds() < CHILD_GRACE + 1
+    return _recent((obj.get("metadata") or {}).get("creationTimestamp"))
+
+
+def _recent(stamp: str | None, after: float = 0.0) -> bool:
+    """Whether ``stamp`` (+ ``after`` seconds) is less than ``CHILD_GRACE`` ago (no stamp: yes).
+    Timestamps have whole seconds: this counts from the end of that second."""
+    return stamp is None or _since(stamp) - after < CHILD_GRACE + 1
+
+
+def _since(stamp: str) -> float:
+    """Seconds from ``stamp`` (RFC 3339, whole seconds) to now."""
+    moment = dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    return (dt.datetime.now(dt.timezone.utc) - moment).total_seconds()
+
+
+class _Index:
+    """The objects of a case, by (kind, namespace, name); pods by controller UID; Warning Events by
+    the UID of their object."""
+
+    def __init__(self, objects: list[dict]):
+        self.names = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
+                      for o in objects}
+        self.pods_of: dict[str, list[dict]] = {}
+        self.warnings_of: dict[str, list[dict]] = {}
+        for obj in objects:
+            if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
+                for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+                    if ref.get("controller"):
+                        self.pods_of.setdefault(ref.get("uid", ""), []).append(obj)
+            elif obj.get("kind") == "Event" and obj.get("type") == "Warning":
+                self.warnings_of.setdefault((obj.get("involvedObject") or {}).get("uid", ""), []).append(obj)
+
+    def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        return self.names.get((kind, namespace, name))
 
 
 def _children_missing(objects: list[dict]) -> list[str]:
-    """A young TrainJob without its JobSet, or a young JobSet without the Jobs it starts with."""
-    names = {(o.get("kind"), (o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name"))
-             for o in objects}
+    """What each workload's operator has still to make of it (:data:`CHILDREN`)."""
+    index = _Index(objects)
     reasons = []
     for obj in objects:
-        md, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-        if md.get("deletionTimestamp") or not _young(obj):
+        rule = CHILDREN.get((obj.get("apiVersion"), obj.get("kind")))
+        if rule is None or (obj.get("metadata") or {}).get("deletionTimestamp"):
             continue
-        ns = md.get("namespace")
-        # A suspended TrainJob still gets its (suspended) JobSet; a suspended JobSet's Jobs are
-        # not waited for here.
-        if obj.get("kind") == "TrainJob" and ("JobSet", ns, md.get("name")) not in names:
-            reasons.append(f"{meta.describe(obj)}: no JobSet yet")
-        elif obj.get("kind") == "JobSet" and not spec.get("suspend") and not (obj.get("status") or {}).get("terminalState"):
-            for rj in spec.get("replicatedJobs") or []:
-                if rj.get("dependsOn"):
-                    continue
-                for i in range(rj.get("replicas", 1)):
-                    job = f"{md.get('name')}-{rj.get('name')}-{i}"
-                    if ("Job", ns, job) not in names:
-                        reasons.append(f"{meta.describe(obj)}: Job {job} not created yet")
+        reasons += [f"{meta.describe(obj)}: {reason}" for reason in rule(obj, index)]
     return reasons
+
+
+def _trainjob_children(trainjob: dict, index: _Index) -> list[str]:
+    """A suspended TrainJob still gets its (suspended) JobSet."""
+    md = trainjob["metadata"]
+    if not _young(trainjob) or index.get("JobSet", md.get("namespace"), md.get("name")) is not None:
+        return []
+    return ["no JobSet yet"]
+
+
+def _jobset_children(jobset: dict, index: _Index) -> list[str]:
+    """A suspended JobSet's Jobs are not waited for here."""
+    md, spec = jobset["metadata"], jobset.get("spec") or {}
+    if not _young(jobset) or spec.get("suspend") or (jobset.get("status") or {}).get("terminalState"):
+        return []
+    reasons = []
+    for rj in spec.get("replicatedJobs") or []:
+        if rj.get("dependsOn"):
+            continue
+        for i in range(rj.get("replicas", 1)):
+            job = f"{md.get('name')}-{rj.get('name')}-{i}"
+            if index.get("Job", md.get("namespace"), job) is None:
+                reasons.append(f"Job {job} not created yet")
+    return reasons
+
+
+def _true(status: dict, condition: str) -> bool:
+    return any(c.get("type") == condition and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+def _phase(pod: dict) -> str:
+    return (pod.get("status") or {}).get("phase") or "Pending"
+
+
+def _running(pods: list[dict]) -> int:
+    return sum(1 for p in pods if _phase(p) == "Running" and not p["metadata"].get("deletionTimestamp"))
+
+
+def _replica_counts(pods: list[dict]) -> dict[str, int]:
+    """The training-operator's UpdateJobReplicaStatuses over ``pods``: Running → active (failed
+    while being deleted: "Count deleted Pods as failures"), Succeeded, Failed; Pending not at all."""
+    counts = {"active": 0, "succeeded": 0, "failed": 0}
+    for pod in pods:
+        phase = _phase(pod)
+        if phase == "Running":
+            counts["failed" if pod["metadata"].get("deletionTimestamp") else "active"] += 1
+        elif phase in ("Succeeded", "Failed"):
+            counts[phase.lower()] += 1
+    return counts
+
+
+def _last_restart(pods: list[dict]) -> str | None:
+    """When the last container of ``pods`` restarted in place (its previous run's finishedAt)."""
+    stamps = [((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
+              for p in pods for cs in ((p.get("status") or {}).get("containerStatuses") or [])
+              + ((p.get("status") or {}).get("initContainerStatuses") or [])]
+    return max((s for s in stamps if s), default=None)
+
+
+def _left_after_cleanup(pods: list[dict], policy: str | None) -> list[str]:
+    """Pods a finished job's cleanPodPolicy still has to delete (All: every pod, Running: the
+    Running and Pending ones; the training-operator's and the MPI Operator's rule alike)."""
+    doomed = [p for p in pods if not p["metadata"].get("deletionTimestamp")
+              and (policy == "All" or (policy == "Running" and _phase(p) in ("Running", "Pending")))]
+    return [f"cleanPodPolicy {policy}: pod {p['metadata']['name']} not deleted yet" for p in doomed]
+
+
+def _pytorchjob_children(job: dict, index: _Index) -> list[str]:
+    """kubeflow/training-operator v1 (pytorchjob_controller.go, common/{job,pod,service}.go): once its
+    controller has seen a PyTorchJob it carries ``Created``; unless finished or suspended it has a
+    pod and a headless Service ``<job>-<type>-<i>`` for every index below each type's ``replicas``
+    (defaulted: 1), and ``replicaStatuses[<type>]`` counts that type's pods as its last reconcile
+    did (UpdateJobReplicaStatuses: active, succeeded, failed - a pod that just failed or finished
+    has not been seen yet while they disagree); once the restartCounts reach ``backoffLimit``
+    (PastBackoffLimit, an in-place restart changes no count) or ``activeDeadlineSeconds`` has passed,
+    the job is to fail - waited for ``CHILD_GRACE`` from that moment; a suspended job shows
+    ``Suspended``; a finished one has no pod its cleanPodPolicy removes (default None), and a
+    Succeeded one no ``active`` count left (the next reconcile adds them to ``succeeded``). A job managed
+    elsewhere (v1.9 managedBy) is never touched; one the controller cannot handle (an upstream
+    panic) gets no status at all."""
+    status, md = job.get("status") or {}, job["metadata"]
+    try:
+        defaulted = pytorchjob_defaults.defaulted(job)
+    except (pytorchjob_defaults.UpstreamPanic, AttributeError, TypeError):
+        return ["no status yet"] if _young(job) and not status else []
+    run_policy = defaulted["spec"]["runPolicy"]
+    if run_policy.get("managedBy") not in (None, pytorchjob_keys.KUBEFLOW_JOBS_CONTROLLER):
+        return []
+    if not _true(status, pytorchjob_keys.CREATED):
+        return ["no Created condition yet"] if _young(job) else []
+    pods = index.pods_of.get(md.get("uid", ""), [])
+    if _true(status, pytorchjob_keys.SUCCEEDED) or _true(status, pytorchjob_keys.FAILED):
+        reasons = _left_after_cleanup(pods, run_policy.get("cleanPodPolicy"))
+        if _true(status, pytorchjob_keys.SUCCEEDED):
+            # ReconcileJobs on a Succeeded job: "If any replicas are still active, set their status to 'succeeded'".
+            reasons += [f"replicaStatuses.{rtype}.active not moved to succeeded yet"
+                        for rtype, rs in sorted((status.get("replicaStatuses") or {}).items())
+                        if isinstance(rs, dict) and rs.get("active")]
+        return reasons
+    if run_policy.get("suspend") is True:
+        return [] if _true(status, pytorchjob_keys.SUSPENDED) else ["not Suspended yet"]
+    reasons = []
+    replicas = defaulted["spec"].get("pytorchReplicaSpecs")
+    for replica_type, replica in sorted(replicas.items()) if isinstance(replicas, dict) else []:
+        if not isinstance(replica, dict):
+            continue
+        label = replica_type.lower()
+        for i in range(replica.get("replicas") or 0):
+            name = f"{md.get('name')}-{label}-{i}"
+            for kind in ("Pod", "Service"):
+                if index.get(kind, md.get("namespace"), name) is None:
+                    reasons.append(f"{kind} {name} not created yet")
+        mine = [p for p in pods if (p["metadata"].get("labels") or {}).get(pytorchjob_keys.REPLICA_TYPE_LABEL) == label]
+        written = (status.get("replicaStatuses") or {}).get(replica_type) or {}
+        for counter, count in _replica_counts(mine).items():
+            if written.get(counter, 0) != count:
+                reasons.append(f"replicaStatuses.{replica_type}.{counter} {written.get(counter, 0)} but {count} pod(s)")
+    if run_policy.get("backoffLimit") is not None and pytorchjob_controller.past_backoff_limit(defaulted, pods) \
+            and _recent(_last_restart(pods)):
+        reasons.append(f"backoffLimit {run_policy['backoffLimit']} reached, not Failed yet")
+    deadline = run_policy.get("activeDeadlineSeconds")
+    start = status.get("startTime")
+    if isinstance(deadline, int) and start and _since(start) >= deadline and _recent(start, after=deadline):
+        reasons.append(f"activeDeadlineSeconds {deadline} passed, not Failed yet")
+    return reasons
+
+
+def _mpijob_children(job: dict, index: _Index) -> list[str]:
+    """kubeflow/mpi-operator v0.6.0 (syncHandler, updateMPIJobStatus): an MPIJob it syncs has the
+    Service ``<job>``, the ConfigMap ``<job>-config`` and the Secret ``<job>-ssh``; unless suspended
+    or finished also the worker pods ``<job>-worker-<i>`` below Worker ``replicas`` (defaulted: 0)
+    and the launcher Job ``<job>-launcher`` - at once under ``launcherCreationPolicy: AtStartup``,
+    otherwise once every worker pod is Ready; ``replicaStatuses.Worker`` counts the workers by phase
+    (active Running, succeeded, failed), ``Launcher.active`` the launcher Job's Running pods while
+    the Job runs. Finished (with
+    a completionTime), its cleanPodPolicy All/Running leaves no such worker. An MPIJob managed
+    elsewhere gets nothing; one its validation (ValidateMPIJob) refuses, or Go cannot decode, gets
+    nothing either but a Warning Event (ValidationError), as does one whose children's names are taken
+    by objects it does not control (ErrResourceExists, and the sync stops there): those are steady
+    once a Warning Event about them exists (Go cannot decode: nothing at all, ``CHILD_GRACE``). A
+    valid one is waited for however long its operator takes (v0.6.0's client, Events included, is
+    throttled to 5 requests per second, ``--kube-api-qps``)."""
+    status, md = job.get("status") or {}, job["metadata"]
+    defaulted = mpijob_defaults.set_defaults(meta.clone(job))
+    spec = defaulted["spec"]
+    if spec["runPolicy"].get("managedBy") not in (None, mpijob_keys.KUBEFLOW_CONTROLLER):
+        return []
+    warned = bool(index.warnings_of.get(md.get("uid", "")))
+    if not mpijob_controller.decodable(job):
+        return ["no status yet"] if _young(job) and not status else []
+    try:
+        invalid = bool(mpijob_validation.validate(defaulted))
+    except (AttributeError, TypeError, ValueError, KeyError):
+        invalid = True
+    if invalid:
+        return [] if warned else ["invalid: no Warning Event yet"]
+    name, namespace = md.get("name"), md.get("namespace")
+    workers = [index.get("Pod", namespace, f"{name}-worker-{i}")
+               for i in range(_replicas((spec.get("mpiReplicaSpecs") or {}).get(mpijob_keys.WORKER)))]
+    finished = _true(status, mpijob_keys.SUCCEEDED) or _true(status, mpijob_keys.FAILED)
+    if finished and status.get("completionTime"):
+        return _left_after_cleanup([w for w in workers if w is not None], spec["runPolicy"].get("cleanPodPolicy"))
+    reasons = []
+    for kind, child in (("Service", name), ("ConfigMap", f"{name}-config"), ("Secret", f"{name}-ssh")):
+        found = index.get(kind, namespace, child)
+        if found is None:
+            reasons.append(f"{kind} {child} not created yet")
+        elif not _controlled_by(found, md.get("uid")):
+            return [] if warned else [f"{kind} {child} is not its own: no Warning Event yet"]
+    if reasons:
+        return reasons
+    if not _true(status, mpijob_keys.CREATED):
+        return ["no Created condition yet"]
+    # updateDiscoverHostsInConfigMap: the Running workers (of its namespace, by label) as hosts.
+    labels = mpijob_resources.default_labels(defaulted, mpijob_keys.ROLE_WORKER)
+    running = [p for p in index.names.values() if p.get("kind") == "Pod" and p["metadata"].get("namespace") == namespace
+               and _phase(p) == "Running" and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())]
+    wanted = mpijob_resources.discover_hosts(defaulted, running)
+    listed = (index.get("ConfigMap", namespace, f"{name}-config").get("data") or {}).get(mpijob_keys.DISCOVER_HOSTS)
+    if listed != wanted:
+        reasons.append(f"ConfigMap {name}-config: discover_hosts.sh does not list the {len(running)} Running worker(s) yet")
+    launcher = index.get("Job", namespace, f"{name}-launcher")
+    suspended = spec["runPolicy"].get("suspend") is True
+    if not suspended and not (launcher is not None and _finished(launcher)):
+        reasons += [f"Pod {name}-worker-{i} not created yet" for i, w in enumerate(workers) if w is None]
+        ready = all(w is not None and meta.condition(w, "Ready") and meta.condition(w, "Ready").get("status") == "True"
+                    for w in workers)
+        if launcher is None and (spec["launcherCreationPolicy"] == mpijob_keys.AT_STARTUP or ready):
+            reasons.append(f"Job {name}-launcher not created yet")
+    replica_statuses = status.get("replicaStatuses") or {}
+    written = replica_statuses.get(mpijob_keys.WORKER) or {}
+    for counter, phase in (("active", "Running"), ("succeeded", "Succeeded"), ("failed", "Failed")):
+        count = sum(1 for w in workers if w is not None and _phase(w) == phase)
+        if written.get(counter, 0) != count:
+            reasons.append(f"replicaStatuses.Worker.{counter} {written.get(counter, 0)} but {count} {phase} worker(s)")
+    if launcher is not None and not _finished(launcher):
+        active = (replica_statuses.get(mpijob_keys.LAUNCHER) or {}).get("active", 0)
+        running = _running(index.pods_of.get(launcher["metadata"].get("uid", ""), []))
+        if active != running:
+            reasons.append(f"replicaStatuses.Launcher.active {active} but {running} Running launcher pod(s)")
+    return reasons
+
+
+def _controlled_by(obj: dict, uid: str | None) -> bool:
+    return any(r.get("controller") and r.get("uid") == uid for r in (obj.get("metadata") or {}).get("ownerReferences") or [])
+
+
+def _replicas(replica) -> int:
+    return (replica.get("replicas") or 0) if isinstance(replica, dict) else 0
+
+
+#: (apiVersion, kind) -> what its operator still has to make of a parent: reasons, [] when done.
+CHILDREN = {
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): _trainjob_children,
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): _jobset_children,
+    ("kubeflow.org/v1", "PyTorchJob"): _pytorchjob_children,
+    ("kubeflow.org/v2beta1", "MPIJob"): _mpijob_children,
+}
 
 
 def _volcano_job_behind(job: dict, pods: list[dict]) -> str | None:

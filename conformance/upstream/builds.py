@@ -1,16 +1,17 @@
 """Where ``hack/build-upstream.sh`` (``make upstream-kit``) put the upstream binaries, and which
-JobSet release goes with which Trainer release.
+release of a required project goes with which release.
 
 Each build directory ``<cache>/upstream/<name>-<version>/`` holds the binary and a
 ``source.env`` naming the module, its version and commit, and the module-cache directory the
-release's manifests are read from. A Trainer build's ``source.env`` also names the JobSet
-version that Trainer release requires in its go.mod, which is the JobSet the kit starts with it.
+release's manifests are read from. A build of a project that requires another
+(:attr:`conformance.upstream.projects.Project.requires`) also names, as ``<PROJECT>_VERSION``, the
+version its go.mod pins (a Trainer build: ``JOBSET_VERSION``), which is the one the kit starts with it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.cluster.binaries import cache_dir
@@ -32,7 +33,12 @@ class Build:
     commit: str
     binary: Path
     module_dir: Path  # the release's source in the Go module cache (manifests live here)
-    jobset_version: str | None = None  # Trainer builds: the JobSet release it requires
+    #: project name -> the release of it this release requires in its go.mod (source.env <PROJECT>_VERSION)
+    requires: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def jobset_version(self) -> str | None:  # Trainer builds: the JobSet release it requires
+        return self.requires.get("jobset")
 
 
 def upstream_dir() -> Path:
@@ -66,7 +72,7 @@ def find_build(name: str, version: str) -> Build:
         commit=env.get("COMMIT", ""),
         binary=Path(env["BINARY"]),
         module_dir=Path(env["MODULE_DIR"]),
-        jobset_version=env.get("JOBSET_VERSION") or None,
+        requires={project: env[version_key(project)] for project in _project_names() if env.get(version_key(project))},
     )
     if not build.binary.is_file():
         raise MissingUpstreamBuildError(f"{build.binary} is missing; rebuild it with `{BUILD_COMMAND}`")
@@ -77,11 +83,27 @@ def find_build(name: str, version: str) -> Build:
     return build
 
 
-_TOOL_MODULE = {
-    "trainer": "github.com/kubeflow/trainer/v2",
-    "jobset": "sigs.k8s.io/jobset",
-    "kustomize": "sigs.k8s.io/kustomize/kustomize/v5",
-}
+KUSTOMIZE_MODULE = "sigs.k8s.io/kustomize/kustomize/v5"
+
+
+def version_key(project: str) -> str:
+    """source.env's key for the release of ``project`` a build requires: ``JOBSET_VERSION``."""
+    return project.upper().replace("-", "_") + "_VERSION"
+
+
+def _project_names() -> list[str]:
+    from .projects import PROJECTS
+
+    return list(PROJECTS)
+
+
+def tool_module(name: str) -> str:
+    """The Go module of project ``name`` (or of the kustomize tool)."""
+    if name == "kustomize":
+        return KUSTOMIZE_MODULE
+    from .projects import get
+
+    return get(name).module
 
 
 def pinned_version(go_mod: Path, module: str) -> str | None:
@@ -92,8 +114,8 @@ def pinned_version(go_mod: Path, module: str) -> str | None:
 def known_versions(name: str) -> list[str]:
     """Versions of ``name`` that have a wrapper module in tools/upstream/ (built or not)."""
     found = []
-    for go_mod in sorted(TOOLS_DIR.glob(f"{name}*/go.mod")):
-        version = pinned_version(go_mod, _TOOL_MODULE[name])
+    for go_mod in sorted(TOOLS_DIR.glob(f"{name}-v*/go.mod")) + sorted(TOOLS_DIR.glob(f"{name}/go.mod")):
+        version = pinned_version(go_mod, tool_module(name))
         if version:
             found.append(version)
     return found

@@ -1,30 +1,40 @@
-"""Install the real Kubeflow Trainer and JobSet controller managers into a running cluster,
-each as a local process built from its Go module, with webhooks served on 127.0.0.1.
+"""Install upstream controller managers into a running cluster, each as a local process built
+from its Go module, with webhooks served on 127.0.0.1.
 
 ::
 
-    with UpstreamKit(cluster.kubeconfig, "v2.3.0") as kit:   # JobSet v0.12.0 comes with it
+    with UpstreamKit(cluster.kubeconfig, "v2.3.0") as kit:   # Trainer; JobSet v0.12.0 comes with it
         ...create ClusterTrainingRuntimes and TrainJobs...
+    with UpstreamKit(cluster.kubeconfig, "v0.6.0", project="mpi-operator") as kit:
+        ...
 
-``up()``:
+What each project needs is its entry in :mod:`.projects`. ``up()``:
 
-1. finds the builds (``make upstream-kit``): the Trainer release, the JobSet release that Trainer
-   release requires in its go.mod, and kustomize;
-2. renders both operators' CRDs and webhook configurations from the release sources in the Go
-   module cache (:mod:`.manifests`) and points every webhook at ``https://127.0.0.1:<port>``
-   with the CA of a certificate made here (``conformance.cluster.certs``);
-3. applies the CRDs (JobSet's first: Trainer's manager watches JobSets) and waits until they
-   are Established;
-4. starts the JobSet and Trainer managers (:mod:`.managers`) and waits for their ``/readyz``;
+1. finds the builds (``make upstream-kit``): the project's release, the release of each project it
+   requires that its go.mod pins (Trainer: JobSet), and kustomize;
+2. renders the CRDs and webhook configurations from the release sources in the Go module cache
+   (:mod:`.manifests`), keeps those the project installs, and points every webhook at
+   ``https://127.0.0.1:<port>`` with the CA of a certificate made here (:mod:`.pki`);
+3. applies the CRDs (required projects' first: Trainer's manager watches JobSets) and waits until
+   they are Established; creates each project's namespace and bootstrap objects (the Training
+   Operator's certificate Secret) and placeholder files;
+4. starts the managers (:mod:`.managers`), required ones first, and waits until each is ready;
 5. creates the webhook configurations, mutating ones first, and waits until a dry-run request
    shows each webhook is called and answers (:mod:`.probes`).
 
-``down()`` leaves the cluster as it was: it deletes the operators' objects while the managers
+Once up, the kit watches its managers as a Deployment's kubelet would: a manager that exits (a Go
+panic the release does not recover - the Training Operator v1.8.1's controller-runtime v0.17 has no
+RecoverPanic) is started again after :data:`RESTART_DELAY` seconds, and counted
+(:attr:`Manager.restarts`, :meth:`UpstreamKit.restarts`); :meth:`UpstreamKit.wait_ready` waits for
+all of them to serve again.
+
+``down()`` leaves the cluster as it was: it deletes the projects' objects while the managers
 still run (Trainer removes its runtime finalizers), then the webhook configurations (so nothing
 is left calling a dead port with ``failurePolicy: Fail``), stops the managers, and deletes the
 CRDs (a CRD of the same name that was there before ``up()`` is replaced by the release's and
-then deleted too). It runs on leaving the ``with`` block, on a failure inside ``up()``, and at interpreter
-exit; the managers also get SIGKILL if the thread that started them dies (PR_SET_PDEATHSIG).
+then deleted too), the namespaces and the placeholder files it created. It runs on leaving the
+``with`` block, on a failure inside ``up()``, and at interpreter exit; the managers also get
+SIGKILL if the thread that started them dies (PR_SET_PDEATHSIG).
 """
 
 from __future__ import annotations
@@ -43,24 +53,22 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.cluster import certs
 from conformance.cluster.local import free_ports
 from conformance.cluster.process import log_tail, stop_groups
 
 from . import builds as builds_mod
 from . import manifests as manifests_mod
+from . import pki as pki_mod
+from . import projects as projects_mod
 from .builds import Build
-from .managers import Manager, jobset_manager, trainer_manager
+from .managers import Context, Manager
 from .probes import api_message, probes_for
-
-#: The operators' kinds, deleted before their CRDs in this order (TrainJobs release runtimes).
-OWNED_KINDS = (
-    ("trainer.kubeflow.org", "v1alpha1", "trainjobs", True),
-    ("trainer.kubeflow.org", "v1alpha1", "trainingruntimes", True),
-    ("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", False),
-    ("jobset.x-k8s.io", "v1alpha2", "jobsets", True),
-)
 _PR_SET_PDEATHSIG = 1
+
+
+#: Seconds before a manager that exited is started again (kubelet's CrashLoopBackOff starts at 10 s
+#: and doubles; a kit restarts at once, so that what else runs meanwhile loses as little as it can).
+RESTART_DELAY = 0.5
 
 
 class UpstreamStartError(RuntimeError):
@@ -94,15 +102,17 @@ def _down_all() -> None:
 
 
 class UpstreamKit:
-    """The upstream Trainer ``trainer_version`` (e.g. ``"v2.3.0"``) and its JobSet, installed
-    into the cluster of ``kubeconfig`` (which must let them do anything: the admin kubeconfig of
-    the local control plane). ``state_dir`` (default: a temporary directory, removed by
-    ``down()``) holds the certificate, the manager configurations and their logs."""
+    """Upstream ``project`` (default Trainer) at ``version`` (e.g. ``"v2.3.0"``) and the projects
+    it requires, installed into the cluster of ``kubeconfig`` (which must let them do anything: the
+    admin kubeconfig of the local control plane). ``state_dir`` (default: a temporary directory,
+    removed by ``down()``) holds the certificate, the manager configurations and their logs."""
 
-    def __init__(self, kubeconfig: Path | str, trainer_version: str, state_dir: Path | str | None = None, *,
-                 start_timeout: float = 120.0, keep_state: bool = False, remove_crds: bool = True):
+    def __init__(self, kubeconfig: Path | str, version: str, state_dir: Path | str | None = None, *,
+                 project: str = "trainer", start_timeout: float = 120.0, keep_state: bool = False,
+                 remove_crds: bool = True, restart: bool = True):
         self.kubeconfig = Path(kubeconfig)
-        self.trainer_version = trainer_version
+        self.project = projects_mod.get(project)
+        self.version = version
         self.start_timeout = start_timeout
         self.keep_state = keep_state
         self.remove_crds = remove_crds
@@ -116,19 +126,36 @@ class UpstreamKit:
         self._api = None
         self._created_crds: list[str] = []
         self._created_webhooks: list[tuple[str, str]] = []  # (kind, name)
+        self._created_namespaces: list[str] = []
+        self._created_files: list[tuple[Path, bytes]] = []
+        self._created_dirs: list[Path] = []
+        self._projects: list[projects_mod.Project] = []
+        self.restart = restart
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
+        self._pki: pki_mod.Pki | None = None
         self._lock = threading.RLock()
         self._up = False
 
     # ------------------------------------------------------------------ public
 
     @property
+    def trainer_version(self) -> str:  # the release a Trainer kit was asked for
+        return self.version
+
+    @property
     def jobset_version(self) -> str:
         return self.builds["jobset"].version
+
+    @property
+    def projects(self) -> list[projects_mod.Project]:
+        """The installed projects, required ones first."""
+        return list(self._projects)
 
     def describe(self) -> dict[str, dict[str, str]]:
         """What runs, for reports: module, version and commit of each upstream build."""
         return {name: {"module": b.module, "version": b.version, "commit": b.commit}
-                for name, b in self.builds.items()}
+                for name, b in self.builds.items() if name != "kustomize"}
 
     def __enter__(self) -> "UpstreamKit":
         return self.up()
@@ -156,7 +183,8 @@ class UpstreamKit:
                 self.timings.render = time.monotonic() - phase
                 self._api = self.api_client()
                 phase = time.monotonic()
-                self._apply_crds(self.manifests["jobset"].crds + self.manifests["trainer"].crds)
+                self._apply_crds([crd for p in self._projects for crd in self.manifests[p.name].crds])
+                self._bootstrap()
                 self.timings.crds = time.monotonic() - phase
                 phase = time.monotonic()
                 for manager in self.managers.values():
@@ -171,10 +199,53 @@ class UpstreamKit:
                 self.down()
                 raise
             self.timings.total = time.monotonic() - started
+            if self.restart:
+                self._stopping.clear()
+                self._supervisor = threading.Thread(target=self._supervise, name="upstream-kit-supervisor", daemon=True)
+                self._supervisor.start()
             return self
+
+    def restarts(self) -> dict[str, int]:
+        """How often each manager has been started again since ``up()``."""
+        return {name: m.restarts for name, m in self.managers.items()}
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        """Until every manager runs and answers its readiness checks (after a restart: again)."""
+        deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
+        while True:
+            managers = list(self.managers.values())
+            if all(m.running() and all(_http_ok(u) for u in m.ready_urls) for m in managers):
+                return
+            if time.monotonic() > deadline:
+                waiting = [m.name for m in managers if not m.running() or not all(_http_ok(u) for u in m.ready_urls)]
+                raise UpstreamStartError(f"manager(s) {', '.join(waiting)} not ready again after {timeout}s")
+            time.sleep(0.2)
+
+    def _supervise(self) -> None:
+        """Start a manager again when it exits (see RESTART_DELAY), until down() begins."""
+        while not self._stopping.wait(0.2):
+            for manager in list(self.managers.values()):
+                if manager.popen is None or manager.popen.poll() is None:
+                    continue
+                code = manager.popen.returncode
+                if self._stopping.wait(RESTART_DELAY):
+                    return
+                with self._lock:
+                    if self._stopping.is_set() or not self._up:
+                        return
+                    manager.restarts += 1
+                    manager.exits.append(code)
+                    try:
+                        self._start(manager, check_ports=False)  # its own port, just released
+                    except OSError:
+                        pass  # tried again on the next round
 
     def down(self) -> None:
         """Undo ``up()`` (idempotent; safe after a partial ``up()``)."""
+        self._stopping.set()
+        supervisor, self._supervisor = self._supervisor, None
+        if supervisor is not None and supervisor is not threading.current_thread():
+            supervisor.join(timeout=10)
         with self._lock:
             if not self._up:
                 return
@@ -192,6 +263,9 @@ class UpstreamKit:
                 try:
                     if self._api is not None and self.remove_crds:
                         self._delete_crds()
+                    if self._api is not None:
+                        self._delete_namespaces()
+                    self._remove_files()
                 finally:
                     if self._api is not None:
                         self._api.close()
@@ -205,35 +279,89 @@ class UpstreamKit:
     # ------------------------------------------------------------------ up() steps
 
     def _resolve_builds(self) -> None:
-        trainer = builds_mod.find_build("trainer", self.trainer_version)
-        if not trainer.jobset_version:
-            raise builds_mod.MissingUpstreamBuildError(
-                f"{trainer.binary.parent}/source.env names no JOBSET_VERSION; rerun `{builds_mod.BUILD_COMMAND}`")
-        self.builds = {
-            "trainer": trainer,
-            "jobset": builds_mod.find_build("jobset", trainer.jobset_version),
-            "kustomize": builds_mod.find_build("kustomize", builds_mod.kustomize_version()),
-        }
+        chain = projects_mod.with_requirements(self.project.name)
+        builds = {self.project.name: builds_mod.find_build(self.project.name, self.version)}
+        for project in reversed(chain):  # from the one asked for down to what it requires
+            if project.requires:
+                build = builds[project.name]
+                wanted = build.requires.get(project.requires)
+                if not wanted:
+                    raise builds_mod.MissingUpstreamBuildError(
+                        f"{build.binary.parent}/source.env names no {builds_mod.version_key(project.requires)}; "
+                        f"rerun `{builds_mod.BUILD_COMMAND}`")
+                builds[project.requires] = builds_mod.find_build(project.requires, wanted)
+        self._projects = chain
+        self.builds = {p.name: builds[p.name] for p in chain}
+        self.builds["kustomize"] = builds_mod.find_build("kustomize", builds_mod.kustomize_version())
 
     def _prepare(self) -> None:
         if self.state_dir is None:
             self.state_dir = Path(tempfile.mkdtemp(prefix="tc-upstream-"))
         self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # One CA and one serving certificate for 127.0.0.1, shared by both managers' webhook
-        # servers; the rest of what certs.generate() makes (client cert, SA keys) is unused.
-        pki = certs.generate(dns_names=("localhost",), ip_addresses=("127.0.0.1",))
-        (self.state_dir / "ca.crt").write_bytes(pki.ca_cert)
-        ports = free_ports(6)
-        self.managers = {
-            "jobset": jobset_manager(self.builds["jobset"], self.kubeconfig, self.state_dir / "jobset",
-                                     pki.serving_cert, pki.serving_key, tuple(ports[:3])),
-            "trainer": trainer_manager(self.builds["trainer"], self.kubeconfig, self.state_dir / "trainer",
-                                       pki.serving_cert, pki.serving_key, tuple(ports[3:])),
-        }
+        # One CA and one serving certificate for 127.0.0.1, shared by every manager's webhook
+        # server, with the names the projects' own certificate checks want (pki.py).
+        self._pki = pki_mod.generate(
+            dns_names=("localhost",) + tuple(n for p in self._projects for n in p.serving_dns_names),
+            ca_dns_names=tuple(n for p in self._projects for n in p.ca_dns_names))
+        (self.state_dir / "ca.crt").write_bytes(self._pki.ca_cert)
+        ports = iter(free_ports(sum(p.ports for p in self._projects)))
+        self.managers = {}
+        for project in self._projects:
+            context = Context(build=self.builds[project.name], kubeconfig=self.kubeconfig,
+                              workdir=self.state_dir / project.name, pki=self._pki,
+                              ports=tuple(next(ports) for _ in range(project.ports)), namespace=project.namespace)
+            self.managers[project.name] = project.manager(context)
         kustomize = self.builds["kustomize"].binary
-        for name, manager in self.managers.items():
-            rendered = manifests_mod.load(kustomize, name, self.builds[name].module_dir)
-            self.manifests[name] = manifests_mod.point_at(rendered, manager.webhook_url, pki.ca_cert)
+        for project in self._projects:
+            rendered = manifests_mod.load(kustomize, project, self.builds[project.name].module_dir)
+            url = self.managers[project.name].webhook_url
+            if url is None and rendered.webhook_configurations:
+                raise manifests_mod.ManifestError(f"{project.name} renders webhook configurations, but its manager "
+                                                  f"serves no webhooks")
+            self.manifests[project.name] = manifests_mod.point_at(rendered, url or "", self._pki.ca_cert)
+
+    def _bootstrap(self) -> None:
+        """Each project's namespace, the objects its manager needs there before it starts, and the
+        files it only looks for (see Project)."""
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        core = client.CoreV1Api(self._api)
+        for project in self._projects:
+            if project.namespace:
+                try:
+                    core.create_namespace({"metadata": {"name": project.namespace}})
+                    self._created_namespaces.append(project.namespace)
+                except ApiException as exc:
+                    if exc.status != 409:
+                        raise UpstreamStartError(f"creating namespace {project.namespace}: HTTP {exc.status}: "
+                                                 f"{api_message(exc)}") from exc
+            for obj in project.bootstrap(self._pki, project.namespace) if project.bootstrap else []:
+                self._put_secret(obj)
+            for path in project.placeholders:
+                if not path.exists():
+                    missing = [d for d in [path.parent, *path.parent.parents] if not d.exists()]
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(self._pki.cert)
+                    self._created_files.append((path, self._pki.cert))
+                    self._created_dirs += missing  # deepest first
+
+    def _put_secret(self, obj: dict) -> None:
+        """Create a bootstrap Secret (the one kind they are so far), replacing one of that name."""
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        if obj.get("kind") != "Secret":
+            raise UpstreamStartError(f"bootstrap objects of kind {obj.get('kind')} are not supported")
+        core = client.CoreV1Api(self._api)
+        md = obj["metadata"]
+        try:
+            core.create_namespaced_secret(md["namespace"], obj)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise UpstreamStartError(f"creating Secret {md['namespace']}/{md['name']}: HTTP {exc.status}: "
+                                         f"{api_message(exc)}") from exc
+            core.replace_namespaced_secret(md["name"], md["namespace"], obj)
 
     def _apply_crds(self, crds: list[dict]) -> None:
         from kubernetes import client
@@ -263,7 +391,12 @@ class UpstreamKit:
                     raise UpstreamStartError(f"CRD {name} not Established after {self.start_timeout:.0f}s: {conditions}")
                 time.sleep(0.05)
 
-    def _start(self, manager: Manager) -> None:
+    def _start(self, manager: Manager, check_ports: bool = True) -> None:
+        for port in manager.fixed_ports if check_ports else ():
+            if not _port_free(port):
+                raise UpstreamStartError(
+                    f"{manager.name} {manager.build.version} binds port {port} whatever its flags say, and that port "
+                    f"is in use (another {manager.name} running on this machine?)")
         manager.log.parent.mkdir(parents=True, exist_ok=True)
         with open(manager.log, "ab") as log:
             manager.popen = subprocess.Popen(
@@ -280,12 +413,14 @@ class UpstreamKit:
                     raise UpstreamStartError(
                         f"{manager.name} manager {manager.build.version} exited (code {code}) while starting; "
                         f"{manager.log}:\n{log_tail(manager.log)}")
-                if _http_ok(manager.healthz_url) and _http_ok(manager.readyz_url):
+                if all(_http_ok(url) for url in manager.ready_urls) and _logged(manager):
                     pending.remove(manager)
             if pending and time.monotonic() > deadline:
                 manager = pending[0]
+                waited = ", ".join(manager.ready_urls) + (f", log line {manager.ready_log_line!r}"
+                                                          if manager.ready_log_line else "")
                 raise UpstreamStartError(
-                    f"{manager.name} manager not ready after {self.start_timeout:.0f}s ({manager.readyz_url}); "
+                    f"{manager.name} manager not ready after {self.start_timeout:.0f}s ({waited}); "
                     f"{manager.log}:\n{log_tail(manager.log)}")
             if pending:
                 time.sleep(0.1)
@@ -347,13 +482,15 @@ class UpstreamKit:
     # ------------------------------------------------------------------ down() steps
 
     def _delete_owned_objects(self, timeout: float = 30.0) -> None:
-        """Delete every TrainJob, runtime and JobSet while the managers still run, kind by kind,
-        waiting for each kind to be gone (finalizers removed by its controller)."""
+        """Delete every object of the projects' kinds while the managers still run (the project
+        asked for first, then what it requires), kind by kind, waiting for each kind to be gone
+        (finalizers removed by its controller)."""
         from kubernetes import client
         from kubernetes.client.exceptions import ApiException
 
         custom = client.CustomObjectsApi(self._api)
-        for group, version, plural, namespaced in OWNED_KINDS:
+        owned = [kind for project in reversed(self._projects) for kind in project.owned_kinds]
+        for group, version, plural, namespaced in owned:
             try:
                 items = custom.list_cluster_custom_object(group, version, plural)["items"]
             except ApiException:
@@ -422,6 +559,45 @@ class UpstreamKit:
         self._created_crds.clear()
 
 
+    def _delete_namespaces(self, timeout: float = 60.0) -> None:
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        core = client.CoreV1Api(self._api)
+        for name in self._created_namespaces:
+            try:
+                core.delete_namespace(name)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+        deadline = time.monotonic() + timeout
+        for name in self._created_namespaces:
+            while time.monotonic() < deadline:
+                try:
+                    core.read_namespace(name)
+                except ApiException as exc:
+                    if exc.status == 404:
+                        break
+                    raise
+                time.sleep(0.1)
+        self._created_namespaces.clear()
+
+    def _remove_files(self) -> None:
+        for path, content in self._created_files:
+            try:
+                if path.read_bytes() == content:  # still ours
+                    path.unlink()
+            except OSError:
+                pass
+        self._created_files.clear()
+        for directory in self._created_dirs:
+            try:
+                directory.rmdir()  # only if empty
+            except OSError:
+                pass
+        self._created_dirs.clear()
+
+
 def _strip_finalizers(custom, crd) -> None:
     from kubernetes.client.exceptions import ApiException
 
@@ -446,6 +622,28 @@ def _strip_finalizers(custom, crd) -> None:
                 raise
 
 
+def _logged(manager: Manager) -> bool:
+    if not manager.ready_log_line:
+        return True
+    try:
+        return manager.ready_log_line in manager.log.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def _port_free(port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As Go's net.Listen does: connections still in TIME_WAIT do not make the port busy, a listener does.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
+
+
 def _http_ok(url: str) -> bool:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
@@ -455,7 +653,8 @@ def _http_ok(url: str) -> bool:
         return False
 
 
-def install(kubeconfig: Path | str, trainer_version: str, **options) -> UpstreamKit:
-    """Install and start upstream Trainer ``trainer_version`` and its JobSet; ``down()`` (or a
-    ``with`` block) removes them again. ``options`` go to :class:`UpstreamKit`."""
-    return UpstreamKit(kubeconfig, trainer_version, **options).up()
+def install(kubeconfig: Path | str, version: str, **options) -> UpstreamKit:
+    """Install and start upstream ``project`` (an option; default Trainer, with its JobSet) at
+    ``version``; ``down()`` (or a ``with`` block) removes it again. ``options`` go to
+    :class:`UpstreamKit`."""
+    return UpstreamKit(kubeconfig, version, **options).up()

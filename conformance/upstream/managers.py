@@ -1,8 +1,14 @@
-"""How the upstream JobSet and Trainer controller managers are started on 127.0.0.1.
+"""How each upstream controller manager is started on 127.0.0.1: one builder per project
+(:attr:`conformance.upstream.projects.Project.manager`), taking a :class:`Context` and returning
+a :class:`Manager` - the command line, the environment, and what shows it is ready.
 
-Both read a ``Configuration`` file (``--config``); the fields used here exist, with the same
-meaning, in every release the kit pins (Trainer v2.1/v2.3, JobSet v0.10/v0.12). Both decode it
-strictly, so an unknown field is a start-up error rather than silently ignored.
+Common to all: the kubeconfig given on the command line is the only one (``KUBECONFIG`` is
+removed from the environment), leader election is off where a flag allows it, and every port a
+flag or configuration field can name is a free loopback port.
+
+**Trainer and JobSet** read a ``Configuration`` file (``--config``); the fields used here exist,
+with the same meaning, in every release the kit pins (Trainer v2.1/v2.3, JobSet v0.10/v0.12).
+Both decode it strictly, so an unknown field is a start-up error rather than silently ignored.
 
 * Webhook server on ``127.0.0.1:<port>``, serving our certificate (``tls.crt``/``tls.key``).
   JobSet takes the directory as ``webhook.certDir``. Trainer's configuration has no cert
@@ -20,6 +26,31 @@ strictly, so an unknown field is a start-up error rather than silently ignored.
   served with our certificate (``metrics.certDir``) so that nothing is written to ``/tmp``.
 * Both talk to the apiserver with the kubeconfig they are given (``--kubeconfig``, registered by
   controller-runtime).
+
+**Training Operator v1** (``cmd/training-operator.v1``, v1.8.1 and v1.9.2 alike) has flags only:
+``--enable-scheme=pytorchjob`` (only the PyTorchJob controller and its webhook are set up),
+``--metrics-bind-address`` / ``--health-probe-bind-address`` on loopback, ``--webhook-server-port``
+(its webhook server binds every interface: ``webhook.Options`` gets a port and no host),
+``--leader-elect`` false by default. Its certificate management cannot be turned off
+(``pkg/cert.ManageCerts``, cert-controller's rotator): it needs the Secret
+``training-operator-webhook-cert`` in ``$MY_POD_NAMESPACE`` (default ``kubeflow``; the kit creates
+it from our PKI, see :mod:`.pki`), injects that CA into ``validator.training-operator.kubeflow.org``
+(the one our webhook configuration already carries), and waits until ``tls.crt`` exists in the
+hard-coded ``/tmp/k8s-webhook-server/serving-certs`` - a mounted Secret in a Pod. Its webhook
+server reads ``$TMPDIR/k8s-webhook-server/serving-certs``, our private copy; the ``/tmp`` file is
+only looked at, so the kit puts a copy there when there is none (and removes what it put there).
+Controllers are registered only after that (``setupControllers`` waits for ``certsReady``), and
+``/readyz`` answers once the certificates are ready and the webhook server has started.
+
+**MPI Operator v0.6.0** (``cmd/mpi-operator``) is not controller-runtime: client-go informers, a
+work queue and ``leaderelection.RunOrDie``, which cannot be turned off - it takes a Lease named
+``mpi-operator`` in ``--lock-namespace`` (default ``mpi-operator``; the kit creates it). Flags:
+``--kubeConfig`` (sic; ``KUBECONFIG`` would override it), ``--monitoring-port=0`` (no metrics
+server: it would listen on every interface), default ``--threadiness`` 2, no ``--namespace``
+(cluster-wide). Its health server is hard-coded to ``:8080`` (``healthCheckPort``, all interfaces),
+so only one MPI Operator runs on a machine at a time and the port must be free. It has no webhooks.
+It is ready when ``/healthz`` answers and its log says ``Started workers`` (after leading started
+and its informer caches synced, ``MPIJobController.Run``).
 """
 
 from __future__ import annotations
@@ -32,23 +63,37 @@ from pathlib import Path
 import yaml
 
 from .builds import Build
+from .pki import Pki
 
 
 @dataclass
 class Manager:
-    name: str  # jobset | trainer
+    name: str  # the project: trainer | jobset | training-operator | mpi-operator
     build: Build
     argv: list[str]
     env: dict[str, str]
     log: Path
-    webhook_port: int
+    webhook_port: int | None  # None: the manager serves no webhooks
     health_port: int
-    metrics_port: int
+    metrics_port: int | None = None
+    #: URLs that answer 200 once it is ready (default: controller-runtime's /healthz and /readyz).
+    ready_urls: tuple[str, ...] = ()
+    #: A line its log shows once it is ready, for managers whose health endpoint says less.
+    ready_log_line: str | None = None
+    #: Ports it binds on every interface whatever its flags say (checked free before it starts).
+    fixed_ports: tuple[int, ...] = ()
     popen: subprocess.Popen | None = field(default=None, repr=False)
+    #: Times the kit started it again after it exited, and the exit codes.
+    restarts: int = 0
+    exits: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.ready_urls:
+            self.ready_urls = (self.healthz_url, self.readyz_url)
 
     @property
-    def webhook_url(self) -> str:
-        return f"https://127.0.0.1:{self.webhook_port}"
+    def webhook_url(self) -> str | None:
+        return None if self.webhook_port is None else f"https://127.0.0.1:{self.webhook_port}"
 
     @property
     def readyz_url(self) -> str:
@@ -60,6 +105,18 @@ class Manager:
 
     def running(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a manager builder gets from the kit."""
+
+    build: Build
+    kubeconfig: Path
+    workdir: Path  # the manager's own directory (configuration, certificates, log)
+    pki: Pki
+    ports: tuple[int, ...]  # free loopback ports, as many as the project asks for
+    namespace: str | None  # the project's own namespace (Project.namespace), created by the kit
 
 
 def _write_config(path: Path, config: dict) -> Path:
@@ -82,11 +139,11 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def jobset_manager(build: Build, kubeconfig: Path, workdir: Path, cert: bytes, key: bytes,
-                   ports: tuple[int, int, int]) -> Manager:
-    webhook_port, health_port, metrics_port = ports
+def jobset_manager(ctx: Context) -> Manager:
+    build, kubeconfig, workdir = ctx.build, ctx.kubeconfig, ctx.workdir
+    webhook_port, health_port, metrics_port = ctx.ports
     cert_dir = workdir / "certs"
-    _write_cert(cert_dir, cert, key)
+    _write_cert(cert_dir, ctx.pki.cert, ctx.pki.key)
     config = _write_config(workdir / "config.yaml", {
         "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
         "kind": "Configuration",
@@ -100,11 +157,11 @@ def jobset_manager(build: Build, kubeconfig: Path, workdir: Path, cert: bytes, k
     return Manager("jobset", build, argv, _env(), workdir / "jobset.log", webhook_port, health_port, metrics_port)
 
 
-def trainer_manager(build: Build, kubeconfig: Path, workdir: Path, cert: bytes, key: bytes,
-                    ports: tuple[int, int, int]) -> Manager:
-    webhook_port, health_port, metrics_port = ports
+def trainer_manager(ctx: Context) -> Manager:
+    build, kubeconfig, workdir = ctx.build, ctx.kubeconfig, ctx.workdir
+    webhook_port, health_port, metrics_port = ctx.ports
     tmpdir = workdir / "tmp"
-    _write_cert(tmpdir / "k8s-webhook-server" / "serving-certs", cert, key)
+    _write_cert(tmpdir / "k8s-webhook-server" / "serving-certs", ctx.pki.cert, ctx.pki.key)
     config = _write_config(workdir / "config.yaml", {
         "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
         "kind": "Configuration",
@@ -117,3 +174,47 @@ def trainer_manager(build: Build, kubeconfig: Path, workdir: Path, cert: bytes, 
     argv = [str(build.binary), f"--config={config}", f"--kubeconfig={kubeconfig}"]
     return Manager("trainer", build, argv, _env(TMPDIR=str(tmpdir)), workdir / "trainer.log",
                    webhook_port, health_port, metrics_port)
+
+
+#: Where cert-controller's rotator looks for the mounted certificate (training-operator pkg/cert).
+TRAINING_OPERATOR_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+TRAINING_OPERATOR_SECRET = "training-operator-webhook-cert"
+
+
+def training_operator_manager(ctx: Context) -> Manager:
+    webhook_port, health_port, metrics_port = ctx.ports
+    tmpdir = ctx.workdir / "tmp"
+    _write_cert(tmpdir / "k8s-webhook-server" / "serving-certs", ctx.pki.cert, ctx.pki.key)
+    argv = [str(ctx.build.binary), f"--kubeconfig={ctx.kubeconfig}", "--enable-scheme=pytorchjob",
+            f"--webhook-server-port={webhook_port}", f"--health-probe-bind-address=127.0.0.1:{health_port}",
+            f"--metrics-bind-address=127.0.0.1:{metrics_port}", "--leader-elect=false"]
+    env = _env(TMPDIR=str(tmpdir), MY_POD_NAMESPACE=ctx.namespace or "kubeflow")
+    env.pop("KUBEFLOW_NAMESPACE", None)  # --namespace's default: every namespace
+    return Manager("training-operator", ctx.build, argv, env, ctx.workdir / "training-operator.log",
+                   webhook_port, health_port, metrics_port)
+
+
+def training_operator_secret(pki: Pki, namespace: str) -> dict:
+    """The Secret cert-controller's rotator reads: our CA and serving certificate, which satisfy
+    its checks (see :mod:`.pki`), so it keeps them."""
+    import base64
+
+    data = {"ca.crt": pki.ca_cert, "ca.key": pki.ca_key, "tls.crt": pki.cert, "tls.key": pki.key}
+    return {"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": TRAINING_OPERATOR_SECRET, "namespace": namespace},
+            "data": {k: base64.b64encode(v).decode() for k, v in data.items()}}
+
+
+#: cmd/mpi-operator/app/server.go healthCheckPort: a variable, no flag.
+MPI_OPERATOR_HEALTH_PORT = 8080
+
+
+def mpi_operator_manager(ctx: Context) -> Manager:
+    argv = [str(ctx.build.binary), f"--kubeConfig={ctx.kubeconfig}", "--monitoring-port=0",
+            f"--lock-namespace={ctx.namespace or 'mpi-operator'}"]
+    env = _env()
+    env.pop("KUBEFLOW_NAMESPACE", None)  # --namespace's default: every namespace
+    port = MPI_OPERATOR_HEALTH_PORT
+    return Manager("mpi-operator", ctx.build, argv, env, ctx.workdir / "mpi-operator.log",
+                   webhook_port=None, health_port=port, ready_urls=(f"http://127.0.0.1:{port}/healthz",),
+                   ready_log_line="Started workers", fixed_ports=(port,))

@@ -1,18 +1,12 @@
 """The operators' own CRDs and webhook configurations, rendered from the release's source in
 the Go module cache, with every webhook pointed at a manager process on 127.0.0.1.
 
-Both projects keep their install manifests as kustomizations whose patches matter here (JobSet's
-pod webhooks get their ``objectSelector`` from a patch; Trainer's webhook configurations get their
-names and ``objectSelector`` from one), so they are rendered with kustomize itself - the version
-JobSet's Makefile pins, built by ``make upstream-kit`` - rather than read as raw files.
-
-Which kustomization holds what:
-
-* Trainer: ``manifests/base/crds`` and ``manifests/base/webhook``. The deployable overlay
-  (``manifests/overlays/manager``) also pulls JobSet's release manifests from a GitHub URL, which
-  this machine cannot reach, and adds only the namespace and the Deployment on top.
-* JobSet: ``config/default`` (what its release manifests are built from; the ``jobset-`` name
-  prefix comes from there). The Deployment, Service, RBAC and Secret it also renders are dropped.
+The projects keep their install manifests as kustomizations whose patches matter here (JobSet's
+pod webhooks get their ``objectSelector`` from a patch; Trainer's and the Training Operator's
+webhook configurations get their names from one), so they are rendered with kustomize itself - the
+version JobSet's Makefile pins, built by ``make upstream-kit`` - rather than read as raw files.
+Which kustomizations, and which of the CRDs and webhooks they render are installed, is each
+project's entry (:mod:`.projects`); everything else they render (Deployments, RBAC, ...) is dropped.
 
 In-cluster, the webhooks reach the manager through a Service; here the manager is a local
 process, so each ``clientConfig.service`` (webhook configurations, and the JobSet CRD's conversion
@@ -29,10 +23,6 @@ from pathlib import Path
 
 import yaml
 
-KUSTOMIZATIONS = {
-    "trainer": ("manifests/base/crds", "manifests/base/webhook"),
-    "jobset": ("config/default",),
-}
 WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 
 
@@ -60,10 +50,11 @@ def render(kustomize: Path, directory: Path) -> list[dict]:
     return [obj for obj in yaml.load_all(result.stdout, Loader=loader) if obj]
 
 
-def load(kustomize: Path, name: str, module_dir: Path) -> OperatorManifests:
-    """The CRDs and webhook configurations of operator ``name`` (trainer|jobset) at ``module_dir``."""
+def load(kustomize: Path, project, module_dir: Path) -> OperatorManifests:
+    """The CRDs and webhook configurations of ``project`` (a :class:`~.projects.Project`) in its
+    release source at ``module_dir``, as far as the project installs them."""
     manifests = OperatorManifests()
-    for relative in KUSTOMIZATIONS[name]:
+    for relative in project.kustomizations:
         directory = module_dir / relative
         if not (directory / "kustomization.yaml").is_file():
             raise ManifestError(f"{directory} has no kustomization.yaml (layout changed in this release?)")
@@ -73,8 +64,32 @@ def load(kustomize: Path, name: str, module_dir: Path) -> OperatorManifests:
             elif obj.get("kind") in WEBHOOK_KINDS:
                 manifests.webhook_configurations.append(obj)
     if not manifests.crds:
-        raise ManifestError(f"no CustomResourceDefinition rendered from {module_dir} ({', '.join(KUSTOMIZATIONS[name])})")
-    return manifests
+        raise ManifestError(f"no CustomResourceDefinition rendered from {module_dir} ({', '.join(project.kustomizations)})")
+    return select(manifests, project.crds, project.webhooks, where=str(module_dir))
+
+
+def select(manifests: OperatorManifests, crds: tuple[str, ...] | None, webhooks: tuple[str, ...] | None,
+           where: str = "") -> OperatorManifests:
+    """Only the CRDs named in ``crds`` and the webhooks named in ``webhooks`` (``None``: all); a
+    webhook configuration left without webhooks is dropped. A name that is not there is an error
+    (the release's layout changed)."""
+    out = copy.deepcopy(manifests)
+    if crds is not None:
+        out.crds = [c for c in out.crds if c["metadata"]["name"] in crds]
+        missing = set(crds) - {c["metadata"]["name"] for c in out.crds}
+        if missing:
+            raise ManifestError(f"{where}: no CRD {', '.join(sorted(missing))} rendered")
+    if webhooks is not None:
+        kept = []
+        for config in out.webhook_configurations:
+            config["webhooks"] = [w for w in config.get("webhooks", []) if w.get("name") in webhooks]
+            if config["webhooks"]:
+                kept.append(config)
+        out.webhook_configurations = kept
+        missing = set(webhooks) - set(out.webhook_names())
+        if missing:
+            raise ManifestError(f"{where}: no webhook {', '.join(sorted(missing))} rendered")
+    return out
 
 
 def _loopback_client_config(client_config: dict, base_url: str, ca_bundle: bytes, where: str) -> dict:

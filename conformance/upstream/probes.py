@@ -188,6 +188,15 @@ def trainingruntime_validator(api) -> str | None:
                            "validator.trainingruntime.trainer.kubeflow.org")
 
 
+def pytorchjob_validator(api) -> str | None:
+    """A PyTorchJob whose Master has 2 replicas: valid for the CRD, refused by the Training
+    Operator's webhook ("must be 1") in v1.8 and v1.9 alike."""
+    container = {"name": "pytorch", "image": "tc-probe"}
+    body = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": PROBE_NAME},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 2, "template": {"spec": {"containers": [container]}}}}}}
+    return _dry_run_denied(api, "pytorchjobs", body, "validator.pytorchjob.training-operator.kubeflow.org")
+
+
 PROBES = (
     Probe(("vjobset.kb.io",), "JobSet denied by its validating webhook", jobset_validator),
     Probe(("mjobset.kb.io",), "JobSet defaulted by its mutating webhook", jobset_defaulter),
@@ -200,6 +209,8 @@ PROBES = (
           "ClusterTrainingRuntime without a node container denied", clustertrainingruntime_validator),
     Probe(("validator.trainingruntime.trainer.kubeflow.org",),
           "TrainingRuntime without a node container denied", trainingruntime_validator),
+    Probe(("validator.pytorchjob.training-operator.kubeflow.org",),
+          "PyTorchJob with 2 Master replicas denied by the Training Operator webhook", pytorchjob_validator),
 )
 
 

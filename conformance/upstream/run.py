@@ -1,11 +1,17 @@
 """``make upstream-conformance``: the conformance table against the real upstream operators.
 
-For each Trainer release: a fresh local control plane, the release's Trainer and the JobSet it
-pins installed by :func:`conformance.upstream.install`, then ``conformance run --backend live
---operator external`` once for the Trainer profile and once for the JobSet profile, each writing
-its report under ``docs/results/<project>-<version>/``; then everything is torn down.
+For each install in :data:`RUNS` (a project at a release): a fresh local control plane, the release
+and what it requires installed by :func:`conformance.upstream.install`, then ``conformance run
+--backend live --operator external`` once per installed project that has a profile for its
+release (:attr:`~conformance.upstream.projects.Project.profiles`; Trainer v2.3.0 is judged with
+trainer-v2.3 and the JobSet v0.12.0 it pins with jobset-v0.12), each writing its report under
+``docs/results/<project>-<version>/``; then everything is torn down. Rows that crash a release's
+manager (:attr:`~conformance.upstream.projects.Project.isolated`) are left out of that run and run
+afterwards one by one, each once the kit has its managers serving again, with their reports under
+``<project>-<version>/isolated/<row>/``. The kit restarts a manager that exits; the restarts seen in
+each run are printed.
 
-    python -m conformance.upstream.run [--results DIR] [--only v2.3.0] [-k EXPR]
+    python -m conformance.upstream.run [--results DIR] [--only trainer-v2.3.0 | --only v2.3.0] [-k EXPR]
 
 Exit code: 0 when every run wrote its report (core failures are results, read them in the
 reports), 1 otherwise.
@@ -20,55 +26,106 @@ import time
 from pathlib import Path
 
 from ..cluster import LocalControlPlane
-from . import install
+from . import install, projects
 
-TRAINER_URL = "https://github.com/kubeflow/trainer"
-JOBSET_URL = "https://github.com/kubernetes-sigs/jobset"
+#: (project, release) installed one after the other, each on a fresh control plane.
+RUNS = (
+    ("trainer", "v2.3.0"),
+    ("trainer", "v2.1.0"),
+    ("training-operator", "v1.9.2"),
+    ("training-operator", "v1.8.1"),
+    ("mpi-operator", "v0.6.0"),
+)
 
-#: Trainer release -> (its profile, the JobSet profile of the JobSet release it pins).
-RELEASES = {
-    "v2.3.0": ("trainer-v2.3", "jobset-v0.12"),
-    "v2.1.0": ("trainer-v2.1", "jobset-v0.10"),
-}
+
+def run_id(project: str, version: str) -> str:
+    return f"{project}-{version}"
 
 
 def conformance_run(kubeconfig: Path, profile: str, implementation: str, version: str, url: str,
-                    report_dir: Path, keyword: str | None) -> int:
+                    report_dir: Path, keyword: str | None, workers: int | None = None) -> int:
     command = [sys.executable, "-m", "conformance.cli", "run", "--backend", "live", "--kubeconfig", str(kubeconfig),
                "--operator", "external", "--profile", profile, "--report-dir", str(report_dir),
                "--implementation", implementation, "--implementation-version", version,
                "--implementation-url", url]
     if keyword:
         command += ["-k", keyword]
+    if workers:
+        command += ["--live-workers", str(workers)]
     print("+ " + " ".join(command), flush=True)
     return subprocess.call(command)
 
 
-def run_release(trainer_version: str, results: Path, keyword: str | None) -> list[tuple[Path, int]]:
-    trainer_profile, jobset_profile = RELEASES[trainer_version]
+def run_release(project: str, version: str, results: Path, keyword: str | None) -> list[tuple[Path, int]]:
     done = []
     started = time.monotonic()
-    with LocalControlPlane() as plane, install(plane.kubeconfig, trainer_version, remove_crds=False) as kit:
-        print(f"upstream: Trainer {trainer_version} + JobSet {kit.jobset_version} up in "
-              f"{time.monotonic() - started:.1f}s: {kit.describe()}", flush=True)
-        for profile, project, version, url in (
-                (trainer_profile, "kubeflow/trainer", trainer_version, TRAINER_URL),
-                (jobset_profile, "kubernetes-sigs/jobset", kit.jobset_version, JOBSET_URL)):
-            report_dir = results / f"{project.split('/')[1]}-{version}"
-            code = conformance_run(plane.kubeconfig, profile, project, version, url, report_dir, keyword)
+    with LocalControlPlane() as plane, install(plane.kubeconfig, version, project=project, remove_crds=False) as kit:
+        print(f"upstream: {project} {version} up in {time.monotonic() - started:.1f}s: {kit.describe()}", flush=True)
+        for installed in reversed(kit.projects):  # the one asked for first
+            build = kit.builds[installed.name]
+            profile = installed.profiles.get(build.version)
+            if profile is None:
+                print(f"upstream: no profile judges {installed.name} {build.version}; not run", flush=True)
+                continue
+            report_dir = results / run_id(installed.name, build.version)
+            isolated = installed.isolated.get(build.version, ())
+            code = conformance_run(plane.kubeconfig, profile, installed.implementation, build.version, installed.url,
+                                   report_dir, _without(keyword, isolated))
             done.append((report_dir, code))
+            print(f"upstream: manager restarts during {profile}: {kit.restarts()}", flush=True)
+            for row in isolated:
+                if keyword and not _selected(row, keyword):
+                    continue
+                kit.wait_ready()
+                row_dir = report_dir / "isolated" / row.split("/")[-1]
+                code = conformance_run(plane.kubeconfig, profile, installed.implementation, build.version,
+                                       installed.url, row_dir, row.split("/")[-1], workers=1)
+                done.append((row_dir, code))
+                print(f"upstream: manager restarts after {row}: {kit.restarts()}", flush=True)
     return done
+
+
+def _without(keyword: str | None, rows: tuple[str, ...]) -> str | None:
+    """``keyword`` (a pytest -k expression, or None) with ``rows`` (``<table>/<row>``) left out."""
+    if not rows:
+        return keyword
+    excluded = " and ".join(f"not {row.split('/')[-1]}" for row in rows)
+    return f"({keyword}) and {excluded}" if keyword else excluded
+
+
+def _selected(row: str, keyword: str) -> bool:
+    """Whether a plain -k substring (the usual rerun) names ``row``; an expression runs every isolated row."""
+    simple = keyword.replace("-", "").replace("_", "").replace("/", "").isalnum()
+    return not simple or keyword in row
+
+
+def select(only: list[str] | None) -> list[tuple[str, str]]:
+    """RUNS named by ``<project>-<version>`` or, where one project has it, by ``<version>``."""
+    if not only:
+        return list(RUNS)
+    chosen = []
+    for name in only:
+        matches = [r for r in RUNS if run_id(*r) == name] or [r for r in RUNS if r[1] == name]
+        if len(matches) != 1:
+            known = ", ".join(run_id(*r) for r in RUNS)
+            raise SystemExit(f"--only {name}: {'ambiguous' if matches else 'unknown'} (one of: {known})")
+        chosen += matches
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.upstream.run", description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=Path("docs/results"))
-    parser.add_argument("--only", action="append", choices=sorted(RELEASES), help="these Trainer releases only")
+    parser.add_argument("--only", action="append", metavar="PROJECT-VERSION",
+                        help=f"these installs only (of: {', '.join(run_id(*r) for r in RUNS)}; a version alone "
+                             "where one project has it)")
     parser.add_argument("-k", dest="keyword", help="only cases matching this pytest -k expression")
     args = parser.parse_args(argv)
+    for project, version in RUNS:
+        projects.get(project)  # a typo in RUNS fails before any control plane starts
     done = []
-    for trainer_version in args.only or list(RELEASES):
-        done += run_release(trainer_version, args.results, args.keyword)
+    for project, version in select(args.only):
+        done += run_release(project, version, args.results, args.keyword)
     missing = [d for d, _ in done if not (d / "report.yaml").is_file()]
     for report_dir, code in done:
         print(f"{report_dir}: exit {code}{' (no report written)' if report_dir in missing else ''}")

@@ -305,7 +305,10 @@ class _Reconcile:
         completion = self.status.get("completionTime")
         if not completion:
             raise UpstreamPanic("job completion time is nil, cannot cleanup")  # an error, not a panic: same effect
-        if _seconds(self.now) > _seconds(completion) + ttl:
+        # currentTime.After(completionTime + ttl): Go's now has nanoseconds, the stored completionTime
+        # whole seconds, so at the clock's one-second grain that is now >= completion + ttl (TTL 0
+        # deletes at the reconcile after completion - upstream requeues at once, RequeueAfter 0).
+        if _seconds(self.now) >= _seconds(completion) + ttl:
             current = self.cluster.find(*meta.key(self.stored))
             if current is not None:
                 self.cluster.delete(current)

@@ -1,0 +1,157 @@
+"""The upstream projects the kit knows, one :class:`Project` entry each.
+
+An entry says everything the kit needs beyond the build itself (``tools/upstream/<name>-v<x.y>/``,
+built by ``make upstream-kit`` into ``<cache>/upstream/<name>-<version>/``):
+
+* its Go **module** and where it lives (for reports), and the **profiles** each release is judged
+  against by ``make upstream-conformance``;
+* which **kustomizations** of the release source (in the Go module cache) hold its CRDs and webhook
+  configurations, and which of those to install (``crds``/``webhooks``: ``None`` = all);
+* its **manager**: a builder in :mod:`.managers` (flags, configuration, readiness) and how many free
+  loopback ports it takes; a **namespace** of its own, objects to create there first
+  (``bootstrap``), files it only checks for (``placeholders``), and the DNS names its own certificate
+  checks want (:mod:`.pki`);
+* the **kinds it owns**, deleted while its manager still runs at teardown (finalizers), in order;
+* a project whose release it pins in its go.mod (**requires**): started with it, CRDs and manager
+  first (Trainer watches JobSets);
+* rows of its table that take a release's manager down (**isolated**): ``make upstream-conformance``
+  runs each of them alone, after the others, so that the crash costs no other row anything.
+
+Adding a project = a wrapper module in ``tools/upstream/`` (go.mod + build.env) and one entry here
+(plus a webhook probe in :mod:`.probes` if it has webhooks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import managers
+from .managers import Context, Manager
+from .pki import Pki
+
+OwnedKind = tuple[str, str, str, bool]  # group, version, plural, namespaced
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str  # tools/upstream/<name>-v<x.y>/ and <cache>/upstream/<name>-<version>/
+    module: str
+    url: str
+    #: release -> the profile its table is judged with (make upstream-conformance).
+    profiles: dict[str, str]
+    kustomizations: tuple[str, ...]
+    manager: Callable[[Context], Manager]
+    ports: int  # free loopback ports the manager builder gets
+    owned_kinds: tuple[OwnedKind, ...]
+    crds: tuple[str, ...] | None = None  # CRD names to install; None: every one rendered
+    webhooks: tuple[str, ...] | None = None  # webhook names to keep; None: every one rendered
+    requires: str | None = None
+    namespace: str | None = None
+    bootstrap: Callable[[Pki, str], list[dict]] | None = None
+    placeholders: tuple[Path, ...] = ()
+    ca_dns_names: tuple[str, ...] = ()
+    serving_dns_names: tuple[str, ...] = field(default=())
+    #: release -> ``<table>/<row>`` ids whose input crashes that release's manager.
+    isolated: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def implementation(self) -> str:
+        """``owner/name`` on GitHub, as reports name it."""
+        return self.url.removeprefix("https://github.com/")
+
+
+TRAINER = Project(
+    name="trainer",
+    module="github.com/kubeflow/trainer/v2",
+    url="https://github.com/kubeflow/trainer",
+    profiles={"v2.3.0": "trainer-v2.3", "v2.1.0": "trainer-v2.1"},
+    # The deployable overlay (manifests/overlays/manager) also pulls JobSet's release manifests from
+    # a GitHub URL this machine cannot reach, and adds only the namespace and the Deployment on top.
+    kustomizations=("manifests/base/crds", "manifests/base/webhook"),
+    manager=managers.trainer_manager,
+    ports=3,
+    # TrainJobs first: deleting them releases the runtimes' in-use finalizer (v2.0/v2.1).
+    owned_kinds=(("trainer.kubeflow.org", "v1alpha1", "trainjobs", True),
+                 ("trainer.kubeflow.org", "v1alpha1", "trainingruntimes", True),
+                 ("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", False)),
+    requires="jobset",
+)
+
+JOBSET = Project(
+    name="jobset",
+    module="sigs.k8s.io/jobset",
+    url="https://github.com/kubernetes-sigs/jobset",
+    profiles={"v0.12.0": "jobset-v0.12", "v0.10.1": "jobset-v0.10"},
+    # What its release manifests are built from (the `jobset-` name prefix comes from there); the
+    # Deployment, Service, RBAC and Secret it also renders are dropped.
+    kustomizations=("config/default",),
+    manager=managers.jobset_manager,
+    ports=3,
+    owned_kinds=(("jobset.x-k8s.io", "v1alpha2", "jobsets", True),),
+)
+
+TRAINING_OPERATOR = Project(
+    name="training-operator",
+    module="github.com/kubeflow/training-operator",
+    url="https://github.com/kubeflow/training-operator",
+    profiles={"v1.9.2": "training-operator-v1.9", "v1.8.1": "training-operator-v1.8"},
+    kustomizations=("manifests/base/crds", "manifests/base/webhook"),
+    # Only the PyTorchJob controller runs (--enable-scheme=pytorchjob). Its kubeflow.org/v1 MPIJob
+    # CRD would also take the name mpijobs.kubeflow.org from the MPI Operator's v2beta1 one.
+    crds=("pytorchjobs.kubeflow.org",),
+    webhooks=("validator.pytorchjob.training-operator.kubeflow.org",),
+    manager=managers.training_operator_manager,
+    ports=3,
+    owned_kinds=(("kubeflow.org", "v1", "pytorchjobs", True),),
+    # cert.ManageCerts: the Secret in $MY_POD_NAMESPACE (default kubeflow), checked for the CA name
+    # training-operator-ca and <--webhook-service-name>.<namespace>.svc.
+    namespace="kubeflow",
+    bootstrap=lambda pki, namespace: [managers.training_operator_secret(pki, namespace)],
+    placeholders=(managers.TRAINING_OPERATOR_CERT_DIR / "tls.crt",),
+    ca_dns_names=("training-operator-ca",),
+    serving_dns_names=("training-operator.kubeflow.svc",),
+    # v1.8.1 builds with controller-runtime v0.17.2, whose controllers do not recover a panic in
+    # Reconcile ("[recovered, repanicked]"): the process exits. v1.9.2's v0.19.1 recovers it by default
+    # and retries the reconcile. Both rows expect (and get) nothing created.
+    # The create-event predicate's defaulting (onOwnerCreateFunc → Scheme.Default) panics in an informer
+    # handler, which nothing recovers in either release - but v1.9's webhook refuses that input (#2320).
+    isolated={"v1.8.1": ("env/elastic-rdzv-conf-empty-list",  # elastic.go generateEnvRDZVConf val[:len(val)-1]
+                         "env/elastic-master-only-no-bounds-v1.8",  # pytorch_defaults.go setElasticPolicy: nil Worker
+                         "admission/elastic-without-worker-admitted-v1.8")},  # the same
+)
+
+MPI_OPERATOR = Project(
+    name="mpi-operator",
+    module="github.com/kubeflow/mpi-operator",
+    url="https://github.com/kubeflow/mpi-operator",
+    profiles={"v0.6.0": "mpi-operator-v0.6"},
+    # The release's base: the CRD (with its kustomize labels) next to the Deployment and RBAC, dropped.
+    kustomizations=("manifests/base",),
+    crds=("mpijobs.kubeflow.org",),
+    manager=managers.mpi_operator_manager,
+    ports=0,
+    owned_kinds=(("kubeflow.org", "v2beta1", "mpijobs", True),),
+    namespace="mpi-operator",  # --lock-namespace: its leader-election Lease
+)
+
+PROJECTS = {p.name: p for p in (TRAINER, JOBSET, TRAINING_OPERATOR, MPI_OPERATOR)}
+
+
+def get(name: str) -> Project:
+    try:
+        return PROJECTS[name]
+    except KeyError:
+        raise KeyError(f"unknown upstream project {name!r} (one of: {', '.join(PROJECTS)})") from None
+
+
+def with_requirements(name: str) -> list[Project]:
+    """``name`` and what it requires, required ones first (CRDs and managers start in this order)."""
+    chain, project = [], get(name)
+    while project is not None:
+        if project in chain:
+            raise ValueError(f"upstream projects require each other: {[p.name for p in chain]}")
+        chain.append(project)
+        project = get(project.requires) if project.requires else None
+    return list(reversed(chain))
