@@ -159,7 +159,7 @@ class Cluster:
         for mutate in self.mutators.get((group, kind), []):
             mutate(obj, self)
         if served is not None:
-            errors = schema.validate(obj, served[0])
+            errors = schema.validate(obj, served[0], crds.scale_paths(self.profile.crd_dirs).get((group, version, kind)))
             if errors:
                 raise Rejection("schema", meta.ref(obj), errors)
         else:
@@ -198,7 +198,8 @@ class Cluster:
         for mutate in self.mutators.get((group, kind), []):
             if getattr(mutate, "on_update", False):
                 mutate(obj, self)
-        errors = schema.validate(obj, served[0]) if served is not None else builtin.validate(obj)
+        scale_path = crds.scale_paths(self.profile.crd_dirs).get((group, api_version.split("/")[-1], kind))
+        errors = schema.validate(obj, served[0], scale_path) if served is not None else builtin.validate(obj)
         if errors:
             raise Rejection("schema", meta.ref(obj), errors)
         for hook in self.webhooks:

@@ -43,3 +43,16 @@ def schemas(crd_dirs: tuple[str, ...]) -> dict[tuple[str, str, str], tuple[dict,
             table[(spec["group"], version["name"], spec["names"]["kind"])] = (
                 version["schema"]["openAPIV3Schema"], spec["scope"])
     return table
+
+
+@lru_cache(maxsize=None)
+def scale_paths(crd_dirs: tuple[str, ...]) -> dict[tuple[str, str, str], str]:
+    """(group, version, kind) → the ``specReplicasPath`` of the version's scale subresource, if it has one."""
+    table = {}
+    for crd in load(crd_dirs):
+        spec = crd["spec"]
+        for version in spec["versions"]:
+            path = ((version.get("subresources") or {}).get("scale") or {}).get("specReplicasPath")
+            if path:
+                table[(spec["group"], version["name"], spec["names"]["kind"])] = path
+    return table

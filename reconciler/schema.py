@@ -74,11 +74,14 @@ def prune_and_default(obj: dict, schema: dict) -> tuple[dict, list[str]]:
     return {**top, **body}, pruned
 
 
-def validate(obj: dict, schema: dict) -> list[FieldError]:
-    """OpenAPI validation, then CEL rules unless a type/enum error blocks them."""
+def validate(obj: dict, schema: dict, scale_path: str | None = None) -> list[FieldError]:
+    """OpenAPI validation, the scale subresource's replicas (``scale_path``, its ``specReplicasPath``),
+    then CEL rules unless a type/enum error blocks them."""
     body_schema = _body(schema)
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
     errors = _validate(body, body_schema, "")
+    if scale_path:
+        errors.extend(validate_scale_spec(obj, scale_path))
     if not _has_cel(body_schema):
         return errors  # no CEL validator at all, so nothing is reported as skipped
     if any(e.blocking for e in errors):
@@ -86,6 +89,43 @@ def validate(obj: dict, schema: dict) -> list[FieldError]:
     else:
         errors.extend(_validate_cel(body, body_schema, ""))
     return errors
+
+
+def validate_scale_spec(obj: dict, path: str) -> list[FieldError]:
+    """apiextensions-apiserver's ``ValidateScaleSpec`` (registry/customresource/validator.go, k8s v1.35),
+    after the schema and before CEL: the value at the scale subresource's ``specReplicasPath`` read with
+    ``unstructured.NestedInt64`` (absent = 0) must lie in 0..MaxInt32. The field is the path as the CRD
+    writes it, leading dot included; a value that is not an integer is NestedInt64's accessor error."""
+    fields = path.removeprefix(".").split(".")
+    value = obj
+    for name in fields:
+        if not isinstance(value, dict) or name not in value:
+            return []
+        value = value[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        go_type = {str: "string", float: "float64", bool: "bool", dict: "map[string]interface {}",
+                   list: "[]interface {}", type(None): "<nil>"}.get(type(value), type(value).__name__)
+        shown = _go_print(value)
+        return [FieldError(INVALID, path, f".{'.'.join(fields)} accessor error: {shown} is of the type {go_type}, "
+                                          "expected int64", 0)]
+    if value < 0:
+        return [FieldError(INVALID, path, "should be a non-negative integer", value)]
+    if value > 2**31 - 1:
+        return [FieldError(INVALID, path, f"should be less than or equal to {2**31 - 1}", value)]
+    return []
+
+
+def _go_print(value) -> str:
+    """``%v`` of a decoded JSON value."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}" if value != int(value) or abs(value) >= 1e21 else str(int(value))
+    if isinstance(value, (dict, list)):
+        return "map[...]" if isinstance(value, dict) else "[...]"
+    return str(value)
 
 
 def _has_cel(schema) -> bool:

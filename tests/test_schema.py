@@ -116,3 +116,18 @@ def test_unsupported_schema_keyword_fails_loudly():
     import pytest
     with pytest.raises(ValueError, match="oneOf"):
         schema.check_keywords({"type": "object", "properties": {"a": {"oneOf": []}}})
+
+
+def test_scale_subresource_replicas_are_checked_as_apiextensions_does():
+    from reconciler.schema import validate_scale_spec
+
+    assert validate_scale_spec({"spec": {"replicas": 3}}, ".spec.replicas") == []
+    assert validate_scale_spec({"spec": {}}, ".spec.replicas") == []  # absent reads as 0
+    [negative] = validate_scale_spec({"spec": {"replicas": -1}}, ".spec.replicas")
+    assert str(negative) == ".spec.replicas: Invalid value: -1: should be a non-negative integer"
+    [big] = validate_scale_spec({"spec": {"replicas": 2**31}}, ".spec.replicas")
+    assert str(big) == ".spec.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647"
+    # Recorded live (kube-apiserver v1.35.8, PyTorchJob with replicas "2").
+    [typed] = validate_scale_spec({"spec": {"w": {"replicas": "2"}}}, ".spec.w.replicas")
+    assert str(typed) == (".spec.w.replicas: Invalid value: 0: .spec.w.replicas accessor error: 2 is of the type "
+                          "string, expected int64")
