@@ -2,7 +2,8 @@
 
 Render and live runs produce the same golden only after removing what the apiserver invents:
 UIDs (replaced by the name of the object they point at, so owner links stay visible - also inside
-longer strings, as ``<uid of Kind ns/name>``), resource
+longer strings, as ``<uid of Kind ns/name>``; an owner reference to an object that is gone names
+it as ``uid of Kind ns/name, gone``), resource
 versions, timestamps, managed fields, generated name suffixes, status, and the SSH key pair
 (checked to be a real ECDSA P-521 key, then replaced by a description, so goldens never churn).
 
@@ -111,6 +112,11 @@ def _normalize_one(obj: dict, owners: dict[str, str], status: bool, generated: d
         _normalize_ssh(obj)
     if obj.get("kind") == "ConfigMap" and md.get("name", "").endswith(RUNTIME_SNAPSHOT_SUFFIX):
         _normalize_runtime_snapshot(obj)
+    for ref in md.get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("uid") and ref["uid"] not in owners:
+            # The owner is gone (a held pod outlives its StatefulSet), perhaps replaced by one of the same name.
+            ns = f"{md['namespace']}/" if md.get("namespace") else ""
+            ref["uid"] = f"uid of {ref.get('kind')} {ns}{ref.get('name')}, gone"
     return _replace_uids(obj, owners)
 
 

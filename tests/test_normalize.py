@@ -28,3 +28,14 @@ def test_batch_job_status_is_not_touched_by_the_volcano_rule():
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
            "status": {"failed": 1, "version": 3}}
     assert normalize([job], status=True)[0]["status"] == {"failed": 1, "version": 3}
+
+
+def test_an_owner_reference_to_an_object_that_is_gone_names_it():
+    # A held pod outlives its StatefulSet: render's counter UID and a live UUID must read the same.
+    from conformance.normalize import normalize
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "web-1", "namespace": "default", "uid": "u-pod",
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "u-old"}]}}
+    [out] = normalize([pod])
+    assert out["metadata"]["ownerReferences"][0]["uid"] == "uid of StatefulSet default/web, gone"
