@@ -3,7 +3,9 @@
 Render and live runs produce the same golden only after removing what the apiserver invents:
 UIDs (replaced by the name of the object they point at, so owner links stay visible - also inside
 longer strings, as ``<uid of Kind ns/name>``; an owner reference to an object that is gone names
-it as ``uid of Kind ns/name, gone``), resource
+it as ``uid of Kind ns/name, gone``, and a pod of a StatefulSet that is gone has its
+``controller-revision-hash`` say so; the ControllerRevisions of a StatefulSet being deleted are left
+out, see :func:`_without_revisions_of_deleting_sets`), resource
 versions, timestamps, managed fields, generated name suffixes, status, and the SSH key pair
 (checked to be a real ECDSA P-521 key, then replaced by a description, so goldens never churn).
 
@@ -45,10 +47,25 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 def normalize(objects: list[dict], status: bool = False) -> list[dict]:
+    objects = _without_revisions_of_deleting_sets(objects)
     owners = {o["metadata"]["uid"]: _identity(o) for o in objects if o.get("metadata", {}).get("uid")}
     generated = _Generated(objects) if status else {}
     out = [_normalize_one(o, owners, status, generated) for o in meta.clone(objects)]
     return sorted(out, key=_sort_key)
+
+
+def _without_revisions_of_deleting_sets(objects: list[dict]) -> list[dict]:
+    """Leave out the ControllerRevisions of a StatefulSet that is being deleted. Whether one exists is a
+    race of two controllers: kube-controller-manager makes the set's revision again on every sync
+    (k8s v1.35 ``getStatefulSetRevisions`` runs before the DeletionTimestamp check), the garbage
+    collector deletes it only when it looks at the waiting owner again - after one of its dependents
+    went away, not when a new one appears (``graph_builder.go``). Which acted last decides."""
+    deleting = {o["metadata"].get("uid") for o in objects
+                if o.get("kind") == "StatefulSet" and (o.get("metadata") or {}).get("deletionTimestamp")}
+    if not deleting:
+        return objects
+    return [o for o in objects if not (o.get("kind") == "ControllerRevision" and any(
+        r.get("controller") and r.get("uid") in deleting for r in (o.get("metadata") or {}).get("ownerReferences") or []))]
 
 
 class _Generated(dict):
@@ -117,10 +134,16 @@ def _normalize_one(obj: dict, owners: dict[str, str], status: bool, generated: d
             # The owner is gone (a held pod outlives its StatefulSet), perhaps replaced by one of the same name.
             ns = f"{md['namespace']}/" if md.get("namespace") else ""
             ref["uid"] = f"uid of {ref.get('kind')} {ns}{ref.get('name')}, gone"
+            labels = md.get("labels") or {}
+            if ref.get("controller") and ref.get("kind") == "StatefulSet" and REVISION_LABEL in labels:
+                # Its revision is gone with it; the hash in the name cannot be computed again from what
+                # is left (a live backend translates namespace-dependent hashes from the revision's data).
+                labels[REVISION_LABEL] = f"<a revision of StatefulSet {ns}{ref.get('name')}, gone>"
     return _replace_uids(obj, owners)
 
 
 RUNTIME_SNAPSHOT_SUFFIX = "-runtime-snapshot"
+REVISION_LABEL = "controller-revision-hash"
 _SNAPSHOT_ENTRY = re.compile(r"  ([^ -][^:]*):")
 
 

@@ -39,3 +39,28 @@ def test_an_owner_reference_to_an_object_that_is_gone_names_it():
         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "u-old"}]}}
     [out] = normalize([pod])
     assert out["metadata"]["ownerReferences"][0]["uid"] == "uid of StatefulSet default/web, gone"
+
+
+def test_revisions_of_a_statefulset_being_deleted_are_left_out():
+    # kube-controller-manager makes them again while the garbage collector deletes them: a race.
+    from conformance.normalize import normalize
+
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+           "metadata": {"name": "web", "namespace": "default", "uid": "u-sts", "deletionTimestamp": "t"}}
+    revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {
+        "name": "web-abc", "namespace": "default", "uid": "u-rev",
+        "ownerReferences": [{"kind": "StatefulSet", "name": "web", "uid": "u-sts", "controller": True}]}}
+    assert [o["kind"] for o in normalize([sts, revision])] == ["StatefulSet"]
+    del sts["metadata"]["deletionTimestamp"]
+    assert [o["kind"] for o in normalize([sts, revision])] == ["ControllerRevision", "StatefulSet"]
+
+
+def test_a_pod_of_a_statefulset_that_is_gone_says_its_revision_is_gone_too():
+    from conformance.normalize import normalize
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "web-1", "namespace": "default", "uid": "u-pod", "labels": {"controller-revision-hash": "web-abc"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "u-old",
+                             "controller": True}]}}
+    [out] = normalize([pod])
+    assert out["metadata"]["labels"]["controller-revision-hash"] == "<a revision of StatefulSet default/web, gone>"
