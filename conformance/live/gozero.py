@@ -30,7 +30,7 @@ import copy
 
 from reconciler import builtin, meta, quantity
 
-from .keyorder import identity
+from .keyorder import Partners
 
 #: Under these keys, a list of containers.
 _CONTAINER_LISTS = ("containers", "initContainers")
@@ -51,12 +51,12 @@ def is_custom(obj: dict) -> bool:
 
 def strip(objects: list[dict], rendered: list[dict]) -> list[dict]:
     """Copies of ``objects`` whose custom resources lose the Go zero values render's do not have."""
-    golden = {identity(o): o for o in rendered}
+    golden = Partners(rendered)
     out = []
     for obj in objects:
         if is_custom(obj):
             obj = copy.deepcopy(obj)
-            _walk(obj, golden.get(identity(obj)) or {}, "")
+            _walk(obj, golden.get(obj) or {}, "")
         out.append(obj)
     return out
 
