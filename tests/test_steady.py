@@ -190,8 +190,8 @@ def _lws(**status) -> dict:
             "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "restartPolicy": "RecreateGroupOnPodRestart",
                                                              "workerTemplate": {"spec": {"containers": [{"name": "c"}]}}},
                      "rolloutStrategy": {"rollingUpdateConfiguration": {"partition": 0}}},
-            "status": {"replicas": 1, "readyReplicas": 1, "conditions": [{"type": "Available", "status": "True"}],
-                       **status}}
+            "status": {"replicas": 1, "readyReplicas": 1, "updatedReplicas": 1,
+                       "conditions": [{"type": "Available", "status": "True"}], **status}}
 
 
 def _group(restarts: int = 0, leader_deleting: bool = False, worker_set: bool = True) -> list[dict]:
@@ -225,6 +225,8 @@ def test_leaderworkerset_counting_its_ready_groups_is_steady():
 def test_leaderworkerset_whose_status_or_children_lag_is_not_steady():
     [ready] = _lws_reasons([_lws(readyReplicas=0)] + _group())
     assert ready.endswith("status.readyReplicas 0 but 1 ready group(s)")
+    [updated] = _lws_reasons([_lws(updatedReplicas=0)] + _group())
+    assert updated.endswith("status.updatedReplicas 0 but 1 updated group(s)")
     [available] = _lws_reasons([_lws(conditions=[{"type": "Progressing", "status": "True"}])] + _group())
     assert available.endswith("condition Available False but 1 of 1 group(s) ready")
     [workers] = _lws_reasons([_lws(readyReplicas=0)] + _group(worker_set=False))

@@ -22,7 +22,7 @@ time of the last one per namespace and wakes waiters. A case is steady when
    an earlier set - blocks an ordinal), no finished pod
    it has not deleted yet and, rolling out, every pod from the partition up at the update revision;
    every LeaderWorkerSet has its leader StatefulSet (unless older than ``CHILD_GRACE``), counts
-   the StatefulSet's replicas and its ready groups, has
+   the StatefulSet's replicas and its ready and updated groups, has
    ``Available`` exactly when all its groups are ready and updated, a worker StatefulSet for
    every leader pod that needs one (size > 1, not being deleted, Ready under ``LeaderReady``), a
    revision of its current template, no step of a rolling update left (partition above the
@@ -424,7 +424,7 @@ def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
         return f"its template changed and its leader StatefulSet still has revision {key}"
     replicas = spec.get("replicas", 1)
     floor = ((spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}).get("partition", 0)
-    ready_groups, all_ready, all_updated = 0, True, True
+    ready_groups, updated_groups, all_ready, all_updated = 0, 0, True, True
     group_state: dict[int, tuple[bool, bool]] = {}
     seen_groups = set()
     for pod in objects:
@@ -446,6 +446,7 @@ def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
         updated = labels.get(_LWS_PREFIX + "template-revision-hash") == key and (
             size == 1 or (workers["metadata"].get("labels") or {}).get(_LWS_PREFIX + "template-revision-hash") == key)
         ready_groups += ready
+        updated_groups += updated
         if group.isdigit():
             group_state[int(group)] = (bool(ready), bool(updated))
         if group.isdigit() and int(group) < replicas:
@@ -455,6 +456,8 @@ def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
                 all_updated = all_updated and updated
     if status.get("readyReplicas", 0) != ready_groups:
         return f"status.readyReplicas {status.get('readyReplicas', 0)} but {ready_groups} ready group(s)"
+    if status.get("updatedReplicas", 0) != updated_groups:
+        return f"status.updatedReplicas {status.get('updatedReplicas', 0)} but {updated_groups} updated group(s)"
     partition = ((leader_sts["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition", 0)
     sts_replicas = leader_sts["spec"].get("replicas", 1)
     if (partition > floor or sts_replicas != replicas) and all(
