@@ -50,6 +50,20 @@ def test_reconcile_errors_and_events_k8s_io_series_are_told_apart():
     assert [e["reason"] for e in events.recorded([error, series])] == ["Scheduled", "Scheduled"]
 
 
+def test_a_delete_answer_refreshes_the_cache_but_never_brings_an_object_back():
+    """The reference operator sees its own delete at once (as render does), but the answer of a graceful
+    delete may come after the watch saw the pod removed: a ghost pod would stall its owner's controller."""
+    from reconciler.live.informer import Cache
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "uid": "u", "resourceVersion": "5"}}
+    deleting = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "6", "deletionTimestamp": "t"}}
+    cache = Cache()
+    cache.put(pod)
+    assert cache.refresh(deleting) and cache.get(("", "Pod", "ns", "p"))["metadata"]["deletionTimestamp"] == "t"
+    cache.remove({**pod, "metadata": {**pod["metadata"], "resourceVersion": "8"}})
+    assert not cache.refresh(deleting) and cache.get(("", "Pod", "ns", "p")) is None
+
+
 # ---------------------------------------------------------------------- on a cluster
 
 @pytest.fixture(scope="module")

@@ -30,8 +30,16 @@ def test_volcano_job_whose_counters_match_is_steady():
 def test_volcano_counters_are_not_judged_once_the_job_is_restarting_or_finished():
     # A kill resets the counters on purpose (upstream counts only what it failed to delete).
     pods = [_pod("train-worker-0", "Failed"), _pod("train-worker-1", "Running")]
-    for phase in ("Restarting", "Aborted", "Failed"):
+    for phase in ("Aborting", "Aborted", "Failed"):
         assert reasons_not_steady([_volcano(phase, terminating=1)] + pods) == []
+
+
+def test_volcano_job_restarting_with_nothing_terminating_is_not_steady():
+    pods = [_pod("train-worker-0", "Failed")]
+    [reason] = reasons_not_steady([_volcano("Restarting", terminating=1)] + pods)
+    assert reason.endswith("Restarting, no pod terminating any more")
+    pods[0]["metadata"]["deletionTimestamp"] = "t"
+    assert not any("Restarting" in r for r in reasons_not_steady([_volcano("Restarting", terminating=1)] + pods))
 
 
 def _jobset(ready: int, restarts: int = 0) -> dict:

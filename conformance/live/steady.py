@@ -201,9 +201,15 @@ def _children_missing(objects: list[dict]) -> list[str]:
 
 def _volcano_job_behind(job: dict, pods: list[dict]) -> str | None:
     """A Volcano Job that is Pending or Running (or has no phase yet) has a pod per task replica:
-    fewer means its controller has not caught up. Other phases (Restarting, Aborting, ...) remove
-    pods on purpose; deleting pods are judged by the deletion rule."""
+    fewer means its controller has not caught up; one Restarting with no pod terminating is about to
+    move on. Other phases (Aborting, ...) remove pods on purpose; deleting pods are judged by the
+    deletion rule."""
     phase = ((job.get("status") or {}).get("state") or {}).get("phase")
+    if phase == "Restarting" and not job["metadata"].get("deletionTimestamp") and \
+            not any(p["metadata"].get("deletionTimestamp") for p in pods):
+        # Its controller leaves Restarting (Failed at maxRetry, else Pending) on the next request once
+        # no killed pod is terminating any more (state/restarting.go); nothing else waits for that.
+        return "Restarting, no pod terminating any more"
     if job["metadata"].get("deletionTimestamp") or phase not in (None, "", "Pending", "Running"):
         return None
     wanted = sum(int(t.get("replicas", 0)) for t in (job.get("spec") or {}).get("tasks") or [])

@@ -219,7 +219,7 @@ class LiveCluster:
             # Still there, being deleted (graceful, or waiting for finalizers): the next reconcile sees it
             # so - as render's in-place delete - and does not delete it a second time.
             answer.setdefault("apiVersion", obj.get("apiVersion"))
-            self.cache.put(copy.deepcopy(answer))
+            self.cache.refresh(copy.deepcopy(answer))
 
     def _stored(self, stored: dict) -> dict:
         self.writes += 1
