@@ -41,6 +41,11 @@ _POD_CONDITIONS = ("Ready", "DisruptionTarget")
 #: its work queue) is timing, so the number is not part of the contract.
 _VOLCANO_FINISHED = {"Aborted", "Completed", "Failed", "Terminated"}
 VERSION_AFTER_FINISH = "<bumped per kill request after the Job finished: timing-dependent>"
+#: ...and its pod counters are those of the last request it handled: the sync that finished it counts the
+#: pods it keeps (a Failed one on the last retry), a kill request after that (volcano v1.11+ killPods)
+#: counts only the pods it deletes - whether one arrives before the outcome is read is timing too.
+_VOLCANO_COUNTERS = ("pending", "running", "succeeded", "failed", "terminating", "unknown", "taskStatusCount")
+COUNTERS_AFTER_FINISH = "<as of the last request after the Job finished: timing-dependent>"
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the apiserver's generateName suffix (and render's)
 _NAME_TOKEN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -172,6 +177,9 @@ def _status(kind: str, status: dict) -> dict:
     status = _without_times(status)
     if kind == "Job" and status.get("state", {}).get("phase") in _VOLCANO_FINISHED and "version" in status:
         status["version"] = VERSION_AFTER_FINISH  # only Volcano Jobs have status.state.phase
+        for key in _VOLCANO_COUNTERS:  # zero counters are left out (omitempty): present or not is timing too
+            status.pop(key, None)
+        status["podCounters"] = COUNTERS_AFTER_FINISH
     if kind != "Pod":
         return status
     out = {k: status[k] for k in ("phase",) if k in status}

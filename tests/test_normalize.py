@@ -64,3 +64,16 @@ def test_a_pod_of_a_statefulset_that_is_gone_says_its_revision_is_gone_too():
                              "controller": True}]}}
     [out] = normalize([pod])
     assert out["metadata"]["labels"]["controller-revision-hash"] == "<a revision of StatefulSet default/web, gone>"
+
+
+def test_a_finished_volcano_jobs_counters_are_timing_dependent():
+    from conformance.normalize import COUNTERS_AFTER_FINISH, VERSION_AFTER_FINISH, normalize
+
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "d", "uid": "u"},
+           "status": {"state": {"phase": "Failed"}, "version": 2, "failed": 1, "taskStatusCount": {"w": {}}, "retryCount": 1}}
+    [out] = normalize([job], status=True)
+    assert out["status"] == {"state": {"phase": "Failed"}, "version": VERSION_AFTER_FINISH, "retryCount": 1,
+                             "podCounters": COUNTERS_AFTER_FINISH}
+    job["status"]["state"]["phase"] = "Running"
+    [out] = normalize([job], status=True)
+    assert out["status"]["failed"] == 1 and "podCounters" not in out["status"]
