@@ -167,3 +167,21 @@ def test_an_update_of_another_suite_is_a_json_patch_judged_like_an_apply(live_se
     golden = golden_steps_text("x", "", "jobset-v0.12", steps, rendered)
     text = golden_steps_text("x", "", "jobset-v0.12", steps, outcomes)
     assert text == golden, _diff(golden, text)
+
+
+def test_go_zero_values_in_lws_templates_and_revision_data_go_unless_render_has_them():
+    from conformance.live import gozero
+
+    template = {"metadata": {}, "spec": {"containers": [{"name": "c", "image": "i", "resources": {}}]}}
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "l", "namespace": "d"},
+           "spec": {"leaderWorkerTemplate": {"workerTemplate": template, "leaderTemplate": template}}}
+    revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "l-abc-1", "namespace": "d"},
+                "data": {"spec": {"leaderWorkerTemplate": {"workerTemplate": template, "$patch": "replace"}}}}
+    clean = {"spec": {"containers": [{"name": "c", "image": "i"}]}}
+    rendered = [{**lws, "spec": {"leaderWorkerTemplate": {"workerTemplate": clean, "leaderTemplate": clean}}},
+                {**revision, "data": {"spec": {"leaderWorkerTemplate": {"workerTemplate": clean, "$patch": "replace"}}}}]
+    out_lws, out_revision = gozero.strip([lws, revision], rendered)
+    assert out_lws["spec"]["leaderWorkerTemplate"] == {"workerTemplate": clean, "leaderTemplate": clean}
+    assert out_revision["data"]["spec"]["leaderWorkerTemplate"]["workerTemplate"] == clean
+    # Render writing the same zero value keeps it.
+    assert gozero.strip([lws], [lws])[0] == lws

@@ -8,10 +8,10 @@ canonical spelling. The apiserver stores a custom resource as it gets it (it def
 kinds only, see :mod:`.platform`), so the live object carries:
 
 =====================  ==========================================================================
-``metadata: {}``       the ObjectMeta of an embedded template: any ``template`` that has a
-                       ``spec`` (JobSet ``spec.replicatedJobs[].template`` and its pod
-                       ``template``, Volcano ``spec.tasks[].template``, a runtime's
-                       ``spec.template``)
+``metadata: {}``       the ObjectMeta of an embedded template: any ``template`` (or LWS
+                       ``leaderTemplate`` / ``workerTemplate``) that has a ``spec`` (JobSet
+                       ``spec.replicatedJobs[].template`` and its pod ``template``, Volcano
+                       ``spec.tasks[].template``, a runtime's ``spec.template``)
 ``resources: {}``      a container's ResourceRequirements (``containers``, ``initContainers``)
 ``protocol: TCP``      a container port's protocol (the value Kubernetes defaults it to)
 ``status: ''``         ``podFailurePolicy.rules[].onPodConditions[].status``
@@ -22,6 +22,9 @@ quantities             under ``limits``/``requests``: the canonical spelling (``
 A field is dropped only when it has exactly that zero/default value *and* render's object of the
 same case (the golden) has no such field at the same place; a quantity takes render's spelling
 only when both spell the same amount. A real value - or a zero value render writes too - stays.
+
+A ControllerRevision's ``data`` is what its controller marshalled (LeaderWorkerSet's revision
+holds its ``leaderWorkerTemplate``), so it is read the same way, although the kind is built in.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ _ELEMENT_ZEROS = {
     ("ports", "protocol"): "TCP",
     ("onPodConditions", "status"): "",
 }
+#: Keys under which an embedded template (ObjectMeta + spec) sits.
+_TEMPLATE_KEYS = ("template", "leaderTemplate", "workerTemplate")
 #: List elements are paired with render's by these keys (else by position).
 _ELEMENT_KEYS = ("name", "containerPort", "type")
 
@@ -57,6 +62,9 @@ def strip(objects: list[dict], rendered: list[dict]) -> list[dict]:
         if is_custom(obj):
             obj = copy.deepcopy(obj)
             _walk(obj, golden.get(obj) or {}, "")
+        elif (obj.get("apiVersion"), obj.get("kind")) == ("apps/v1", "ControllerRevision") and isinstance(obj.get("data"), dict):
+            obj = copy.deepcopy(obj)
+            _walk(obj["data"], (golden.get(obj) or {}).get("data") or {}, "data")
         out.append(obj)
     return out
 
@@ -64,7 +72,7 @@ def strip(objects: list[dict], rendered: list[dict]) -> list[dict]:
 def _walk(node: dict, golden: dict, key: str) -> None:
     """``node`` sits under ``key`` (for a list element: the list's key); ``golden`` is render's
     node at the same place, ``{}`` when render has none."""
-    if key == "template" and "spec" in node:
+    if key in _TEMPLATE_KEYS and "spec" in node:
         _drop(node, golden, "metadata", {})
     for (list_key, field), zero in _ELEMENT_ZEROS.items():
         if key == list_key:
