@@ -2,7 +2,10 @@
 
 Render and live runs produce the same golden only after removing what the apiserver invents:
 UIDs (replaced by the name of the object they point at, so owner links stay visible - also inside
-longer strings, as ``<uid of Kind ns/name>``), resource
+longer strings, as ``<uid of Kind ns/name>``; an owner reference to an object that is gone names
+it as ``uid of Kind ns/name, gone``, and a pod of a StatefulSet that is gone has its
+``controller-revision-hash`` say so; the ControllerRevisions of a StatefulSet being deleted are left
+out, see :func:`_without_revisions_of_deleting_sets`), resource
 versions, timestamps, managed fields, generated name suffixes, status, and the SSH key pair
 (checked to be a real ECDSA P-521 key, then replaced by a description, so goldens never churn).
 
@@ -38,16 +41,36 @@ _POD_CONDITIONS = ("Ready", "DisruptionTarget")
 #: its work queue) is timing, so the number is not part of the contract.
 _VOLCANO_FINISHED = {"Aborted", "Completed", "Failed", "Terminated"}
 VERSION_AFTER_FINISH = "<bumped per kill request after the Job finished: timing-dependent>"
+#: ...and its pod counters are those of the last request it handled: the sync that finished it counts the
+#: pods it keeps (a Failed one on the last retry), a kill request after that (volcano v1.11+ killPods)
+#: counts only the pods it deletes - whether one arrives before the outcome is read is timing too.
+_VOLCANO_COUNTERS = ("pending", "running", "succeeded", "failed", "terminating", "unknown", "taskStatusCount")
+COUNTERS_AFTER_FINISH = "<as of the last request after the Job finished: timing-dependent>"
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the apiserver's generateName suffix (and render's)
 _NAME_TOKEN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def normalize(objects: list[dict], status: bool = False) -> list[dict]:
+    objects = _without_revisions_of_deleting_sets(objects)
     owners = {o["metadata"]["uid"]: _identity(o) for o in objects if o.get("metadata", {}).get("uid")}
     generated = _Generated(objects) if status else {}
     out = [_normalize_one(o, owners, status, generated) for o in meta.clone(objects)]
     return sorted(out, key=_sort_key)
+
+
+def _without_revisions_of_deleting_sets(objects: list[dict]) -> list[dict]:
+    """Leave out the ControllerRevisions of a StatefulSet that is being deleted. Whether one exists is a
+    race of two controllers: kube-controller-manager makes the set's revision again on every sync
+    (k8s v1.35 ``getStatefulSetRevisions`` runs before the DeletionTimestamp check), the garbage
+    collector deletes it only when it looks at the waiting owner again - after one of its dependents
+    went away, not when a new one appears (``graph_builder.go``). Which acted last decides."""
+    deleting = {o["metadata"].get("uid") for o in objects
+                if o.get("kind") == "StatefulSet" and (o.get("metadata") or {}).get("deletionTimestamp")}
+    if not deleting:
+        return objects
+    return [o for o in objects if not (o.get("kind") == "ControllerRevision" and any(
+        r.get("controller") and r.get("uid") in deleting for r in (o.get("metadata") or {}).get("ownerReferences") or []))]
 
 
 class _Generated(dict):
@@ -111,10 +134,21 @@ def _normalize_one(obj: dict, owners: dict[str, str], status: bool, generated: d
         _normalize_ssh(obj)
     if obj.get("kind") == "ConfigMap" and md.get("name", "").endswith(RUNTIME_SNAPSHOT_SUFFIX):
         _normalize_runtime_snapshot(obj)
+    for ref in md.get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("uid") and ref["uid"] not in owners:
+            # The owner is gone (a held pod outlives its StatefulSet), perhaps replaced by one of the same name.
+            ns = f"{md['namespace']}/" if md.get("namespace") else ""
+            ref["uid"] = f"uid of {ref.get('kind')} {ns}{ref.get('name')}, gone"
+            labels = md.get("labels") or {}
+            if ref.get("controller") and ref.get("kind") == "StatefulSet" and REVISION_LABEL in labels:
+                # Its revision is gone with it; the hash in the name cannot be computed again from what
+                # is left (a live backend translates namespace-dependent hashes from the revision's data).
+                labels[REVISION_LABEL] = f"<a revision of StatefulSet {ns}{ref.get('name')}, gone>"
     return _replace_uids(obj, owners)
 
 
 RUNTIME_SNAPSHOT_SUFFIX = "-runtime-snapshot"
+REVISION_LABEL = "controller-revision-hash"
 _SNAPSHOT_ENTRY = re.compile(r"  ([^ -][^:]*):")
 
 
@@ -143,6 +177,9 @@ def _status(kind: str, status: dict) -> dict:
     status = _without_times(status)
     if kind == "Job" and status.get("state", {}).get("phase") in _VOLCANO_FINISHED and "version" in status:
         status["version"] = VERSION_AFTER_FINISH  # only Volcano Jobs have status.state.phase
+        for key in _VOLCANO_COUNTERS:  # zero counters are left out (omitempty): present or not is timing too
+            status.pop(key, None)
+        status["podCounters"] = COUNTERS_AFTER_FINISH
     if kind != "Pod":
         return status
     out = {k: status[k] for k in ("phase",) if k in status}

@@ -74,6 +74,16 @@ class Profile:
     jobset_restart_job_gate: bool = False
     #: Volcano pytorch plugin: WORLD_SIZE sums only the --master/--worker tasks (#4281, v1.12); before, all tasks.
     pytorch_world_size_master_worker_only: bool = False
+    #: Volcano Job lifecycle: RestartTask / RestartPod kill only their target (the task's pods / the event's
+    #: pod), retryCount + 1 → Restarting (volcano-sh/volcano#3813, v1.11.0). Before, RestartTask is
+    #: accepted but has no case in the state machine: it falls to SyncJob, nothing is killed.
+    volcano_restart_targets: bool = False
+    #: Volcano Job lifecycle: in Restarting a SyncJob syncs (#3813, v1.11.0). Before, every action there
+    #: kills the whole job again, each kill bumping status.version.
+    volcano_restarting_syncs: bool = False
+    #: Volcano's job webhook accepts the PodPending event and the RestartPod action in policies (#3813,
+    #: v1.11.0); before, they are "invalid policy event" / "invalid policy action".
+    volcano_pod_pending_policies: bool = False
     #: PyTorchJob runPolicy.managedBy: the CRD field, the webhook's allowed values and the controller
     #: skipping jobs managed elsewhere (kubeflow/training-operator#2203, v1.9.0); before, the field is pruned.
     pytorchjob_managed_by: bool = False
@@ -131,10 +141,14 @@ DEFAULT_PROFILE = TRAINER_V2_3.name
 
 # Volcano Job (batch.volcano.sh/v1alpha1). v1.11 = tags v1.11.0-v1.11.2, which predate the #4281
 # cherry-pick; v1.12.0 is the first tag with it (shared/reference/volcano-jobset-restart.md §1.5).
-VOLCANO_V1_11 = Profile(name="volcano-v1.11", suite="volcano", version=(1, 11), crd_dirs=("volcano",))
+# v1.10 = v1.10.0 (the module proxy's only v1.10 release; tags v1.10.1/v1.10.2 behave the same for these
+# switches): before #3813's targeted restarts and policy events (shared/reference/lws-volcano-upstream.md B.4).
+VOLCANO_V1_10 = Profile(name="volcano-v1.10", suite="volcano", version=(1, 10), crd_dirs=("volcano",))
+_VOLCANO_3813 = dict(volcano_restart_targets=True, volcano_restarting_syncs=True, volcano_pod_pending_policies=True)
+VOLCANO_V1_11 = Profile(name="volcano-v1.11", suite="volcano", version=(1, 11), crd_dirs=("volcano",), **_VOLCANO_3813)
 VOLCANO_V1_12 = Profile(name="volcano-v1.12", suite="volcano", version=(1, 12), crd_dirs=("volcano",),
-                        pytorch_world_size_master_worker_only=True)
-PROFILES.update({p.name: p for p in (VOLCANO_V1_11, VOLCANO_V1_12)})
+                        pytorch_world_size_master_worker_only=True, **_VOLCANO_3813)
+PROFILES.update({p.name: p for p in (VOLCANO_V1_10, VOLCANO_V1_11, VOLCANO_V1_12)})
 
 # MPIJob (kubeflow.org/v2beta1) of the MPI Operator v0.6.0 (suite ``mpijob``): controller-side validation,
 # launcher Job + worker Pods (shared/reference/kubeflow-v1-mpi-operator.md part B). No switches yet.

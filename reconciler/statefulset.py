@@ -20,8 +20,11 @@ Per sync of a StatefulSet (``UpdateStatefulSet`` → ``updateStatefulSet``):
 * **Replicas in ordinal order** (``processReplica``): a Failed or Succeeded pod is deleted (and made
   again once it is gone); a missing pod is created; with ``OrderedReady`` the sync stops after a
   creation, at a pod being deleted and at a pod not Running and Ready, so pods come up one at a
-  time; ``Parallel`` goes on. Pods beyond the range are deleted, highest first (one at a time, once
-  every replica is Ready, with ``OrderedReady``).
+  time; ``Parallel`` takes the ordinals in slow-start batches of 1, 2, 4, ... (``runForAll`` →
+  ``slowStartBatch``) and a batch with a failed create ends the sync - a pod of the same name left
+  by an earlier set (AlreadyExists) holds back the ordinals after its batch too. Pods beyond the
+  range are deleted, highest first (one at a time, once every replica is Ready, with
+  ``OrderedReady``).
 * **Rolling update** (MaxUnavailableStatefulSet is off by default in v1.35): from the highest
   ordinal down to ``partition``, the first pod not at the update revision is deleted, unless a pod
   on the way is unavailable (not Ready, or being deleted) - one pod at a time.
@@ -30,8 +33,7 @@ Per sync of a StatefulSet (``UpdateStatefulSet`` → ``updateStatefulSet``):
   ``readyReplicas`` / ``availableReplicas`` Running and Ready ones (``minReadySeconds`` 0),
   ``currentReplicas`` / ``updatedReplicas`` pods not being deleted at each revision; once every
   replica is updated and Ready the update revision becomes the current one.
-* A StatefulSet being deleted only updates its status (no revision is made again); a pod of the same name left by an earlier
-  set (still being deleted) blocks that ordinal until it is gone.
+* A StatefulSet being deleted only updates its status (no revision is made again).
 
 Not modelled: volumeClaimTemplates and PVC retention, ``minReadySeconds``, adoption/orphaning of
 pods by selector, hash collisions, the ``OnDelete`` strategy's manual updates (it simply never
@@ -43,6 +45,8 @@ from __future__ import annotations
 import re
 
 from . import history, meta
+from .cluster import AlreadyExists
+from .errors import Rejection
 from .trainer.gotyped import pod_template
 
 GROUP = "apps"
@@ -131,29 +135,19 @@ def _process(cluster, sts: dict, by_ordinal: dict[int, dict], condemned: list[di
     spec = sts["spec"]
     monotonic = spec.get("podManagementPolicy") != "Parallel"
     partition = ((spec.get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition", 0)
-    for ordinal in range(start, start + replicas):
-        pod = by_ordinal.get(ordinal)
-        if pod is not None and _phase(pod) in _TERMINAL:
-            if not pod["metadata"].get("deletionTimestamp"):
-                cluster.delete(pod)
-            if monotonic:
+    ordinals = list(range(start, start + replicas))
+    if monotonic:
+        for ordinal in ordinals:
+            if any(_process_replica(cluster, sts, by_ordinal, ordinal, start + partition, current_rev, update_rev, True)):
                 return
-            continue
-        if pod is None:
-            name = f"{sts['metadata']['name']}-{ordinal}"
-            if cluster.find("", "Pod", sts["metadata"].get("namespace", ""), name) is not None:
-                # A pod of that name the set does not own (left by a set deleted before): the create
-                # would fail with AlreadyExists until it is gone.
-                if monotonic:
-                    return
-                continue
-            revision = current_rev if ordinal < start + partition else update_rev
-            by_ordinal[ordinal] = cluster.create(new_pod(sts, revision, ordinal))
-            if monotonic:
+    else:
+        # runForAll → slowStartBatch: batches of 1, 2, 4, ... (at most MaxBatchSize 500); a batch in which a
+        # replica failed (a refused create) ends the sync - the later ordinals wait for the next one.
+        for batch in slow_start_batches(ordinals):
+            errors = [_process_replica(cluster, sts, by_ordinal, ordinal, start + partition, current_rev, update_rev,
+                                       False)[1] for ordinal in batch]
+            if any(errors):
                 return
-            continue
-        if monotonic and (pod["metadata"].get("deletionTimestamp") or not running_and_ready(pod)):
-            return
     if _process_condemned(cluster, condemned, by_ordinal, monotonic):
         return
     strategy = spec.get("updateStrategy") or {}
@@ -168,6 +162,38 @@ def _process(cluster, sts: dict, by_ordinal: dict[int, dict], condemned: list[di
             return
         if _unavailable(pod):
             return
+
+
+def slow_start_batches(items: list) -> list[list]:
+    """``slowStartBatch(1, len(items), fn)``: batches of 1, 2, 4, ... items, at most 500 each."""
+    batches, size, i = [], 1, 0
+    while i < len(items):
+        batches.append(items[i:i + size])
+        i += size
+        size = min(2 * size, 500)
+    return batches
+
+
+def _process_replica(cluster, sts: dict, by_ordinal: dict[int, dict], ordinal: int, partition_ordinal: int,
+                     current_rev: dict, update_rev: dict, monotonic: bool) -> tuple[bool, bool]:
+    """``processReplica`` for one ordinal: (stop the sync in monotonic mode, the replica failed)."""
+    pod = by_ordinal.get(ordinal)
+    if pod is not None and _phase(pod) in _TERMINAL:
+        if not pod["metadata"].get("deletionTimestamp"):
+            cluster.delete(pod)
+        return True, False  # the new pod is made on a later sync, once this one is gone
+    if pod is None:
+        revision = current_rev if ordinal < partition_ordinal else update_rev
+        try:
+            # A pod of that name the set does not own (left by a set deleted before, still being deleted)
+            # makes the create fail with AlreadyExists until it is gone; a refused pod fails likewise.
+            by_ordinal[ordinal] = cluster.create(new_pod(sts, revision, ordinal))
+        except (AlreadyExists, Rejection):
+            return True, True
+        return monotonic, False
+    if monotonic and (pod["metadata"].get("deletionTimestamp") or not running_and_ready(pod)):
+        return True, False
+    return False, False
 
 
 def _process_condemned(cluster, condemned: list[dict], replicas: dict[int, dict], monotonic: bool) -> bool:

@@ -103,7 +103,7 @@ def test_render_without_profile_and_no_profile_serving_everything_exit_2():
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.startswith("error: no profile serves every kind of the input (Job (batch.volcano.sh/v1alpha1), "
                                  "TrainJob (trainer.kubeflow.org/v1alpha1)); trainer-v2.0, trainer-v2.1, trainer-v2.3, "
-                                 "volcano-v1.11, volcano-v1.12 serve some of them")
+                                 "volcano-v1.10, volcano-v1.11, volcano-v1.12 serve some of them")
 
 
 def test_render_missing_file_exit_2():

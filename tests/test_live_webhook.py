@@ -66,3 +66,35 @@ def test_a_422_denial_carries_one_cause_per_field_error():
     assert cause["reason"] == "FieldValueInvalid"
     assert cause["field"] == "spec.replicatedJobs[0].groupName"
     assert cause["message"].startswith('Invalid value: "Group-A": a DNS-1035 label')
+
+
+def _lws(size: int = 2, subgroup: int | None = None) -> dict:
+    lwt = {"size": size, "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}
+    if subgroup is not None:
+        lwt["subGroupPolicy"] = {"subGroupSize": subgroup}
+    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+            "metadata": {"name": "lws", "namespace": "ns"},
+            "spec": {"replicas": 1, "leaderWorkerTemplate": lwt, "rolloutStrategy": {  # as the defaulter left it
+                "type": "RollingUpdate", "rollingUpdateConfiguration": {"partition": 0, "maxUnavailable": 1, "maxSurge": 0}}}}
+
+
+def test_lws_webhooks_are_registered_by_their_upstream_names_for_create_and_update():
+    server = _server("lws-v0.7")
+    assert _route(server, "mleaderworkerset.kb.io")[1].operations == ("CREATE", "UPDATE")
+    assert _route(server, "vleaderworkerset.kb.io")[1].operations == ("CREATE", "UPDATE")
+    # LWS's pod webhook only (JobSet's, of the same name, belongs to a JobSet installation), CREATE only.
+    _, pod_route = _route(server, "mpod.kb.io")
+    assert pod_route.operations == ("CREATE",)
+    assert pod_route.selector == {"matchExpressions": [{"key": "leaderworkerset.sigs.k8s.io/name", "operator": "Exists"}]}
+    assert "mpod.kb.io" not in [r.name for r in _server("volcano-v1.12").routes.values()]
+
+
+def test_an_update_review_is_validated_against_the_old_object():
+    server = _server("lws-v0.7")
+    path, _ = _route(server, "vleaderworkerset.kb.io")
+    review = {"request": {"uid": "u", "operation": "UPDATE", "object": _lws(4, subgroup=4), "oldObject": _lws(4, subgroup=2)}}
+    status = server.answer(path, review)["response"]["status"]
+    assert status["code"] == 403
+    assert status["message"] == "spec.leaderWorkerTemplate.SubGroupPolicy.subGroupSize: Invalid value: 4: field is immutable"
+    create = {"request": {"uid": "u", "operation": "CREATE", "object": _lws(4, subgroup=4)}}
+    assert server.answer(path, create)["response"]["allowed"] is True

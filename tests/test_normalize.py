@@ -28,3 +28,52 @@ def test_batch_job_status_is_not_touched_by_the_volcano_rule():
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
            "status": {"failed": 1, "version": 3}}
     assert normalize([job], status=True)[0]["status"] == {"failed": 1, "version": 3}
+
+
+def test_an_owner_reference_to_an_object_that_is_gone_names_it():
+    # A held pod outlives its StatefulSet: render's counter UID and a live UUID must read the same.
+    from conformance.normalize import normalize
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "web-1", "namespace": "default", "uid": "u-pod",
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "u-old"}]}}
+    [out] = normalize([pod])
+    assert out["metadata"]["ownerReferences"][0]["uid"] == "uid of StatefulSet default/web, gone"
+
+
+def test_revisions_of_a_statefulset_being_deleted_are_left_out():
+    # kube-controller-manager makes them again while the garbage collector deletes them: a race.
+    from conformance.normalize import normalize
+
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+           "metadata": {"name": "web", "namespace": "default", "uid": "u-sts", "deletionTimestamp": "t"}}
+    revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {
+        "name": "web-abc", "namespace": "default", "uid": "u-rev",
+        "ownerReferences": [{"kind": "StatefulSet", "name": "web", "uid": "u-sts", "controller": True}]}}
+    assert [o["kind"] for o in normalize([sts, revision])] == ["StatefulSet"]
+    del sts["metadata"]["deletionTimestamp"]
+    assert [o["kind"] for o in normalize([sts, revision])] == ["ControllerRevision", "StatefulSet"]
+
+
+def test_a_pod_of_a_statefulset_that_is_gone_says_its_revision_is_gone_too():
+    from conformance.normalize import normalize
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "web-1", "namespace": "default", "uid": "u-pod", "labels": {"controller-revision-hash": "web-abc"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "u-old",
+                             "controller": True}]}}
+    [out] = normalize([pod])
+    assert out["metadata"]["labels"]["controller-revision-hash"] == "<a revision of StatefulSet default/web, gone>"
+
+
+def test_a_finished_volcano_jobs_counters_are_timing_dependent():
+    from conformance.normalize import COUNTERS_AFTER_FINISH, VERSION_AFTER_FINISH, normalize
+
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "d", "uid": "u"},
+           "status": {"state": {"phase": "Failed"}, "version": 2, "failed": 1, "taskStatusCount": {"w": {}}, "retryCount": 1}}
+    [out] = normalize([job], status=True)
+    assert out["status"] == {"state": {"phase": "Failed"}, "version": VERSION_AFTER_FINISH, "retryCount": 1,
+                             "podCounters": COUNTERS_AFTER_FINISH}
+    job["status"]["state"]["phase"] = "Running"
+    [out] = normalize([job], status=True)
+    assert out["status"]["failed"] == 1 and "podCounters" not in out["status"]

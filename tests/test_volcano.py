@@ -332,7 +332,7 @@ def test_unknown_plugin_is_rejected():
 
 # ---------------------------------------------------------------- lifecycle policies (§2.4)
 
-def apply(policies=None, task_policies=None, max_retry=None, restart_policy="Never", **spec):
+def apply(policies=None, task_policies=None, max_retry=None, restart_policy="Never", profile="volcano-v1.12", **spec):
     manifest = yaml.safe_load(BASE.read_text())
     if policies is not None:
         manifest["spec"]["policies"] = policies
@@ -343,7 +343,7 @@ def apply(policies=None, task_policies=None, max_retry=None, restart_policy="Nev
     if max_retry is not None:
         manifest["spec"]["maxRetry"] = max_retry
     manifest["spec"].update(spec)
-    result = reconciler.render([manifest], "volcano-v1.12")
+    result = reconciler.render([manifest], profile)
     assert not result.rejections, result.rejections[0].error
     return result.cluster
 
@@ -524,3 +524,36 @@ def test_cli_render_prints_job_service_and_pods_with_env():
     assert sorted(d["kind"] for d in docs) == ["ConfigMap", "Job", "NetworkPolicy", "Pod", "Pod", "Pod", "Service"]
     worker = next(d for d in docs if d["metadata"]["name"] == "test-pytorch-worker-1")
     assert {e["name"]: e.get("value") for e in worker["spec"]["containers"][0]["env"]}["RANK"] == "2"
+
+
+# ---------------------------------------------------------------------- v1.10.0, before volcano#3813
+
+def test_v1_10_restart_task_is_a_sync():
+    """state/running.go (v1.10.0) has no case for RestartTask: nothing is killed, no retry is counted."""
+    cluster = apply(task_policies={"worker": [{"event": "PodFailed", "action": "RestartTask"}]}, profile="volcano-v1.10")
+    fail(cluster, "worker-0")
+    assert status(cluster) == ("Running", 0, 0)
+    assert pods(cluster) == {"master-0": ("Running", "0", "0"), "worker-0": ("Failed", "0", "0"),
+                             "worker-1": ("Running", "0", "0")}
+
+
+def test_v1_10_restarting_kills_again_on_a_sync():
+    """state/restarting.go (v1.10.0): every action in Restarting is KillJob, which bumps status.version -
+    so a RestartJob leaves Restarting with version 2 or more (v1.11+: exactly 1)."""
+    cluster = apply(policies=[{"event": "PodFailed", "action": "RestartJob"}], profile="volcano-v1.10")
+    fail(cluster, "worker-1")
+    phase, retries, version = status(cluster)
+    assert (phase, retries) == ("Running", 1) and version >= 2
+    assert {p[2] for p in pods(cluster).values()} == {str(version)}
+
+
+def test_v1_10_webhook_refuses_pod_pending_and_restart_pod():
+    from reconciler.volcano.webhooks import validate_policies
+
+    v10, v11 = profiles.get("volcano-v1.10"), profiles.get("volcano-v1.11")
+    pending = [{"event": "PodPending", "action": "RestartJob", "timeout": "1m"}]
+    assert "invalid policy event" in validate_policies(pending, "spec.policies", v10)
+    assert validate_policies(pending, "spec.policies", v11) == ""
+    restart_pod = [{"event": "PodFailed", "action": "RestartPod"}]
+    assert "invalid policy action" in validate_policies(restart_pod, "spec.policies", v10)
+    assert validate_policies(restart_pod, "spec.policies", v11) == ""

@@ -12,7 +12,8 @@ Step by step (each bounded by a timeout):
 3. wait until steady (:mod:`.steady`);
 4. list every kind the profile serves plus the built-in kinds render models in the namespaces,
    and the cluster-scoped inputs by name; Warning Events that report a failed reconcile become
-   reconcile errors (:mod:`.events`); namespaces are translated back, Go's zero values in custom
+   reconcile errors, the other Events the outcome's ``events`` (:mod:`.events`); namespaces are
+   translated back, Go's zero values in custom
    resources (:mod:`.gozero`) and platform fields (:mod:`.platform`) dropped, keys ordered like
    render's (:mod:`.keyorder`);
 5. namespaces are deleted in the background; cluster-scoped inputs are deleted and waited for,
@@ -59,6 +60,8 @@ class CaseRun:
         self.settle_timeout = session.settings.steady_timeout
         #: Set when Pods wait for a scheduler the cluster does not run: the case is skipped.
         self.skip_reason: str | None = None
+        #: Event uid -> emissions already reported (a scenario reports each step's own; None: all).
+        self.events_seen: dict[str, int] | None = None
 
     # ------------------------------------------------------------------ the steps
     def run(self) -> Outcome:
@@ -227,16 +230,21 @@ class CaseRun:
             found = self.api.get(resource, None, name) if resource else None
             if found is not None:
                 objects += _typed([found], resource)
-        jobs = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o.get("kind") == "Job"]
         outcome.input_errors += self._unsteered(objects)
-        objects = self.names.back(objects, jobs)
+        # Every name of the outcome: a hash of "<namespace>/<name>" (JobSet's job-key, LWS's group-key)
+        # is translated back with the namespace.
+        named = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects
+                 if o["metadata"].get("namespace") and o["metadata"].get("name")]
+        objects = self.names.back(objects, named)
         objects = [_without_namespace_platform(o, self.session.namespace_metadata()) for o in objects]
         if rendered is None:
             rendered = reconciler.render(copy.deepcopy(self.manifests), self.profile).objects
         # Go's zero values in custom resources first: platform.strip reads the JobSet's templates.
         objects = platform.strip(gozero.strip(objects, rendered), self.manifests, rendered)
         outcome.objects = keyorder.reorder_like(objects, rendered)
-        outcome.reconcile_errors = self._reconcile_errors()
+        found = self._events()
+        outcome.reconcile_errors = self._reconcile_errors(found)
+        outcome.events = self.names.back(events.recorded(found, self.events_seen), named)
 
     def _unsteered(self, objects: list[dict]) -> list[str]:
         """With the harness's pod lifecycle, a case pod on any other Node means steering failed:
@@ -249,10 +257,13 @@ class CaseRun:
                 for o in objects if o.get("kind") == "Pod" and (o.get("spec") or {}).get("nodeName")
                 and not pods.owns_node(o["spec"]["nodeName"])]
 
-    def _reconcile_errors(self) -> list[str]:
+    def _events(self) -> list[dict]:
+        """The Events in the case's namespaces (from the informers' cache)."""
+        return [copy.deepcopy(o) for o in self.session.cache.in_namespaces(self.names.live_namespaces)
+                if o.get("kind") == "Event" and o.get("apiVersion") == "v1"]
+
+    def _reconcile_errors(self, found: list[dict]) -> list[str]:
         """Warning Events that report a failed reconcile (:mod:`.events`; upstream reasons in external mode)."""
-        found = [copy.deepcopy(o) for o in self.session.cache.in_namespaces(self.names.live_namespaces)
-                 if o.get("kind") == "Event" and o.get("apiVersion") == "v1"]
         errors = []
         for error in events.reconcile_errors(found, external=self.session.settings.operator == "external"):
             error = self.names.back(error)

@@ -155,3 +155,36 @@ def reconcile_errors(events: list[dict], external: bool) -> list[str]:
             if error not in found:
                 found.append(error)
     return found
+
+
+# ------------------------------------------------------------------ Events as a case's outcome
+
+def emissions(event: dict) -> int:
+    """How many times the Event was recorded: client-go's recorder folds a repeat into the same Event
+    and counts it (``count``; ``series.count`` for an events.k8s.io Event), the reference operator
+    writes one Event per emission (count 1)."""
+    series = (event.get("series") or {}).get("count")
+    return max(int(event.get("count") or series or 1), 1)
+
+
+def recorded(events: list[dict], seen: dict[str, int] | None = None) -> list[dict]:
+    """The Events of ``events`` as render records them (``Cluster.record_event``): one entry per
+    emission, ``{type, reason, kind, namespace, name, message}`` of the involved object, first seen
+    first. The reference operator's reconcile errors are not Events render records (they are
+    :func:`reconcile_errors`). ``seen`` (uid -> emissions already reported) keeps a scenario step to
+    its own: an Event counted before reports only its new emissions, and is updated."""
+    out = []
+    for event in sorted(events, key=order_key):
+        if event.get("reason") == EVENT_REASON and (event.get("source") or {}).get("component") == EVENT_COMPONENT:
+            continue
+        uid = (event.get("metadata") or {}).get("uid", "")
+        count = emissions(event)
+        before = seen.get(uid, 0) if seen is not None else 0
+        if seen is not None:
+            seen[uid] = max(count, before)
+        involved = event.get("involvedObject") or {}
+        entry = {"type": event.get("type", ""), "reason": event.get("reason", ""), "kind": involved.get("kind", ""),
+                 "namespace": involved.get("namespace", ""), "name": involved.get("name", ""),
+                 "message": event.get("message", "")}
+        out += [dict(entry) for _ in range(count - before)]
+    return out

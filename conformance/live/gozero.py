@@ -8,10 +8,10 @@ canonical spelling. The apiserver stores a custom resource as it gets it (it def
 kinds only, see :mod:`.platform`), so the live object carries:
 
 =====================  ==========================================================================
-``metadata: {}``       the ObjectMeta of an embedded template: any ``template`` that has a
-                       ``spec`` (JobSet ``spec.replicatedJobs[].template`` and its pod
-                       ``template``, Volcano ``spec.tasks[].template``, a runtime's
-                       ``spec.template``)
+``metadata: {}``       the ObjectMeta of an embedded template: any ``template`` (or LWS
+                       ``leaderTemplate`` / ``workerTemplate``) that has a ``spec`` (JobSet
+                       ``spec.replicatedJobs[].template`` and its pod ``template``, Volcano
+                       ``spec.tasks[].template``, a runtime's ``spec.template``)
 ``resources: {}``      a container's ResourceRequirements (``containers``, ``initContainers``)
 ``protocol: TCP``      a container port's protocol (the value Kubernetes defaults it to)
 ``status: ''``         ``podFailurePolicy.rules[].onPodConditions[].status``
@@ -36,6 +36,9 @@ Master                                                specs (a Go map) and retur
                                                       status - so the types after the Master keep
                                                       none (render: Master first, Worker none)
 ==================================================  ===============================================
+
+A ControllerRevision's ``data`` is what its controller marshalled (LeaderWorkerSet's revision
+holds its ``leaderWorkerTemplate``), so it is read the same way, although the kind is built in.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ import copy
 
 from reconciler import builtin, meta, quantity
 
-from .keyorder import identity
+from .keyorder import Partners
 
 #: Under these keys, a list of containers.
 _CONTAINER_LISTS = ("containers", "initContainers")
@@ -54,6 +57,8 @@ _ELEMENT_ZEROS = {
     ("ports", "protocol"): "TCP",
     ("onPodConditions", "status"): "",
 }
+#: Keys under which an embedded template (ObjectMeta + spec) sits.
+_TEMPLATE_KEYS = ("template", "leaderTemplate", "workerTemplate")
 #: List elements are paired with render's by these keys (else by position).
 _ELEMENT_KEYS = ("name", "containerPort", "type")
 
@@ -65,16 +70,19 @@ def is_custom(obj: dict) -> bool:
 
 def strip(objects: list[dict], rendered: list[dict]) -> list[dict]:
     """Copies of ``objects`` whose custom resources lose the Go zero values render's do not have."""
-    golden = {identity(o): o for o in rendered}
+    golden = Partners(rendered)
     out = []
     for obj in objects:
         if is_custom(obj):
             obj = copy.deepcopy(obj)
-            counterpart = golden.get(identity(obj)) or {}
+            counterpart = golden.get(obj) or {}
             _walk(obj, counterpart, "")
             for fields in MAP_ORDER_FIELDS.get((meta.group_of(obj.get("apiVersion", "")), obj.get("kind")), ()):
                 for path in fields(obj):
                     _drop_unless_rendered(obj, counterpart, path)
+        elif (obj.get("apiVersion"), obj.get("kind")) == ("apps/v1", "ControllerRevision") and isinstance(obj.get("data"), dict):
+            obj = copy.deepcopy(obj)
+            _walk(obj["data"], (golden.get(obj) or {}).get("data") or {}, "data")
         out.append(obj)
     return out
 
@@ -107,7 +115,7 @@ def _drop_unless_rendered(obj: dict, rendered: dict, path: tuple[str, ...]) -> N
 def _walk(node: dict, golden: dict, key: str) -> None:
     """``node`` sits under ``key`` (for a list element: the list's key); ``golden`` is render's
     node at the same place, ``{}`` when render has none."""
-    if key == "template" and "spec" in node:
+    if key in _TEMPLATE_KEYS and "spec" in node:
         _drop(node, golden, "metadata", {})
     for (list_key, field), zero in _ELEMENT_ZEROS.items():
         if key == list_key:

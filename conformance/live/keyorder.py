@@ -45,15 +45,36 @@ def _partner(item, index: int, template: list):
 
 
 def identity(obj: dict) -> tuple:
+    """An object's kind, namespace and generateName (its name when it has none): the same for the
+    live and the rendered copy of an object whose name ends in a random suffix."""
     md = obj.get("metadata") or {}
     return (obj.get("apiVersion"), obj.get("kind"), md.get("namespace", ""), md.get("generateName") or md.get("name"))
 
 
+class Partners:
+    """Render's object for a live one: the one of the same name, else (a generated name) the one of
+    the same generateName. A StatefulSet's pods have both a fixed name and ``generateName: <set>-``
+    (kube-controller-manager's ``GetPodFromTemplate``), so by generateName alone they would collide."""
+
+    def __init__(self, rendered: list[dict]):
+        self.by_name = {_named(o): o for o in rendered}
+        self.by_identity = {identity(o): o for o in rendered}
+
+    def get(self, obj: dict) -> dict | None:
+        found = self.by_name.get(_named(obj))
+        return found if found is not None else self.by_identity.get(identity(obj))
+
+
+def _named(obj: dict) -> tuple:
+    md = obj.get("metadata") or {}
+    return (obj.get("apiVersion"), obj.get("kind"), md.get("namespace", ""), md.get("name"))
+
+
 def reorder_like(objects: list[dict], rendered: list[dict]) -> list[dict]:
-    templates = {identity(o): o for o in rendered}
+    templates = Partners(rendered)
     out = []
     for obj in objects:
-        template = templates.get(identity(obj))
+        template = templates.get(obj)
         if template is not None:
             obj = reorder(_unordered_like(obj, template), template)
         out.append(obj)

@@ -17,7 +17,9 @@ pod spec                           ``dnsPolicy: ClusterFirst``, ``schedulerName:
                                    default-scheduler``, ``securityContext: {}``,
                                    ``terminationGracePeriodSeconds: 30`` (defaulting);
                                    ``priority: 0``, ``enableServiceLinks: true``,
-                                   ``preemptionPolicy: PreemptLowerPriority`` (Pods only)
+                                   ``preemptionPolicy: PreemptLowerPriority`` (Pods only);
+                                   ``restartPolicy: Always`` of a Pod whose template is known
+                                   (an input, a Job's, a LeaderWorkerSet's)
 ServiceAccount admission           ``serviceAccountName``/``serviceAccount: default``, the
                                    ``kube-api-access-*`` projected volume and its mounts
 DefaultTolerationSeconds           the ``not-ready``/``unreachable`` NoExecute tolerations, 300 s
@@ -37,6 +39,12 @@ container                          ``terminationMessagePath: /dev/termination-lo
                                    else ``IfNotPresent``), ports' ``protocol: TCP``,
                                    ``fieldRef.apiVersion: v1``
 volumes                            ``defaultMode: 420`` of secret/configMap/projected sources
+StatefulSet pod template           the pod-spec and container defaults above, and
+(the set's, the template in its    ``restartPolicy: Always``, judged against the
+ControllerRevisions' ``data``,     LeaderWorkerSet template they come from
+and its pods')                     (``leaderTemplate`` for the leader's, else
+                                   ``workerTemplate``); kube-controller-manager keeps the
+                                   template in ``data`` as the apiserver defaulted it
 Job spec                           ``manualSelector: false``
 Service spec                       ``clusterIPs`` (= ``[clusterIP]``), ``ipFamilies``,
                                    ``ipFamilyPolicy``, ``internalTrafficPolicy: Cluster``;
@@ -61,7 +69,7 @@ from reconciler import meta
 
 from ..cluster.podlife import RUN_LABEL
 from .gozero import respell
-from .keyorder import identity
+from .keyorder import Partners
 
 _POD_SPEC_DEFAULTS = {"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "securityContext": {},
                       "terminationGracePeriodSeconds": 30}
@@ -78,13 +86,17 @@ _SA_VOLUME_PREFIX = "kube-api-access-"
 _PLATFORM_OBJECTS = {("", "ConfigMap", "kube-root-ca.crt")}
 _JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 _REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+_LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+_LWS_WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
+#: ``SetDefaults_PodSpec``: a template's restartPolicy; a StatefulSet's may only be Always.
+_RESTART_DEFAULT = {"restartPolicy": "Always"}
 
 
 def strip(objects: list[dict], inputs: list[dict], rendered: list[dict] = ()) -> list[dict]:
     """Copies of ``objects`` without platform objects and platform-added fields; ``rendered`` is
     render's outcome of the same case (or step), whose Pods and Jobs are their templates."""
     by_key = {meta.key(o): o for o in objects}
-    renders = {identity(o): o for o in rendered}
+    renders = Partners(rendered)
     out = []
     for obj in objects:
         k = meta.key(obj)
@@ -100,9 +112,24 @@ def strip(objects: list[dict], inputs: list[dict], rendered: list[dict] = ()) ->
             if spec.get("manualSelector") is False and "manualSelector" not in (_input(inputs, obj).get("spec") or {}):
                 del spec["manualSelector"]
             _strip_pod_spec((spec.get("template") or {}).get("spec"), _rendered_spec(obj, renders)
-                            or _source(obj, by_key, inputs), pod=False)
+                            or _source(obj, by_key, inputs) or {}, pod=False)
         elif (group, kind) == ("", "Pod"):
-            _strip_pod_spec(obj.get("spec"), _rendered_spec(obj, renders) or _source(obj, by_key, inputs), pod=True)
+            source = _rendered_spec(obj, renders)
+            if source is None:
+                source = _lws_source(obj["metadata"].get("labels"), obj, by_key)
+            if source is None:
+                source = _source(obj, by_key, inputs)
+            # restartPolicy only where the pod's template is known: an operator may write Always itself.
+            _strip_pod_spec(obj.get("spec"), source or {}, pod=True, extra=_RESTART_DEFAULT if source is not None else None)
+        elif (group, kind) == ("apps", "StatefulSet"):
+            template = (obj.get("spec") or {}).get("template") or {}
+            source = _lws_source((template.get("metadata") or {}).get("labels"), obj, by_key) or {}
+            _strip_pod_spec(template.get("spec"), source, pod=False, extra=_RESTART_DEFAULT)
+        elif (group, kind) == ("apps", "ControllerRevision"):
+            template = (((obj.get("data") or {}).get("spec") or {}).get("template") or {})
+            if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+                source = _lws_source((template.get("metadata") or {}).get("labels"), obj, by_key) or {}
+                _strip_pod_spec(template["spec"], source, pod=False, extra=_RESTART_DEFAULT)
         elif (group, kind) == ("", "Service"):
             _strip_service(obj.get("spec") or {}, (_input(inputs, obj).get("spec") or {}))
             if obj.get("status") == {"loadBalancer": {}}:  # every non-LoadBalancer Service has it
@@ -111,9 +138,9 @@ def strip(objects: list[dict], inputs: list[dict], rendered: list[dict] = ()) ->
     return out
 
 
-def _rendered_spec(obj: dict, renders: dict) -> dict | None:
+def _rendered_spec(obj: dict, renders: Partners) -> dict | None:
     """The pod spec of render's counterpart of ``obj`` (a Pod, or a Job's template), if render made one."""
-    counterpart = renders.get(identity(obj))
+    counterpart = renders.get(obj)
     if counterpart is None:
         return None
     spec = counterpart.get("spec") or {}
@@ -131,8 +158,8 @@ def _input(inputs: list[dict], obj: dict) -> dict:
     return {}
 
 
-def _source(obj: dict, by_key: dict, inputs: list[dict]) -> dict:
-    """The pod spec ``obj`` (a Job or a Pod) was made from, as far as the outcome tells."""
+def _source(obj: dict, by_key: dict, inputs: list[dict]) -> dict | None:
+    """The pod spec ``obj`` (a Job or a Pod) was made from, as far as the outcome tells (None: unknown)."""
     labels = obj["metadata"].get("labels") or {}
     namespace = obj["metadata"].get("namespace", "")
     if labels.get(_JOBSET_NAME) and labels.get(_REPLICATED_JOB):
@@ -151,7 +178,24 @@ def _source(obj: dict, by_key: dict, inputs: list[dict]) -> dict:
                                     "metadata": {"name": ref.get("name"), "namespace": namespace}})
             if owner:
                 return ((owner.get("spec") or {}).get("template") or {}).get("spec") or {}
-    return {}
+    return None
+
+
+def _lws_source(labels: dict | None, obj: dict, by_key: dict) -> dict | None:
+    """The pod spec of the LeaderWorkerSet template a StatefulSet template or pod with these labels
+    comes from (LWS v0.7.0: the leader's from ``leaderTemplate``, else ``workerTemplate``); None when
+    they name no LeaderWorkerSet of the outcome."""
+    labels = labels or {}
+    name, namespace = labels.get(_LWS_NAME), obj["metadata"].get("namespace", "")
+    if not name:
+        return None
+    lws = next((o for k, o in by_key.items() if k[1] == "LeaderWorkerSet" and k[2] == namespace and k[3] == name), None)
+    if lws is None:
+        return None
+    lwt = (lws.get("spec") or {}).get("leaderWorkerTemplate") or {}
+    template = lwt.get("leaderTemplate") if labels.get(_LWS_WORKER_INDEX) == "0" and lwt.get("leaderTemplate") else \
+        lwt.get("workerTemplate")
+    return ((template or {}).get("spec") or {}) if isinstance(template, dict) else {}
 
 
 def _drop_default(target: dict, source: dict, key: str, value) -> None:
@@ -159,10 +203,10 @@ def _drop_default(target: dict, source: dict, key: str, value) -> None:
         del target[key]
 
 
-def _strip_pod_spec(spec: dict | None, source: dict, pod: bool) -> None:
+def _strip_pod_spec(spec: dict | None, source: dict, pod: bool, extra: dict | None = None) -> None:
     if not spec:
         return
-    for key, value in _POD_SPEC_DEFAULTS.items():
+    for key, value in {**_POD_SPEC_DEFAULTS, **(extra or {})}.items():
         _drop_default(spec, source, key, value)
     if pod:
         for key, value in _POD_ONLY_DEFAULTS.items():

@@ -1,11 +1,12 @@
-"""A scenario row (steps of apply / fault / wait) against the live cluster, with render's semantics.
+"""A scenario row (steps of apply / update / fault / wait) against the live cluster, with render's semantics.
 
-Per step, as ``conformance.backends.render.run_steps``: do the action (create the inputs, or
-replay the fault ``repeat`` times, settling after each), settle, collect everything *with
-status*. ``never`` patterns are checked against every watch event in the case's namespaces while
-the step runs (from just before its action until it is collected): a single-object pattern is
-matched against the object of each event, a ``coexist`` item against the whole cache whenever
-an event's object matches one of its patterns. Reconcile errors are the step's new Events.
+Per step, as ``conformance.backends.render.run_steps``: do the action (create the inputs, send
+the update's JSON Patch, or replay the fault ``repeat`` times, settling after each), settle,
+collect everything *with status*. ``never`` patterns are checked against every watch event in
+the case's namespaces while the step runs (from just before its action until it is collected):
+a single-object pattern is matched against the object of each event, a ``coexist`` item against
+the whole cache whenever an event's object matches one of its patterns. Reconcile errors and
+Events are the step's new ones.
 
 Objects are keyed like render's outcome of the same step (render's step outcomes are computed
 once for that), so golden text compares key order and all.
@@ -17,13 +18,16 @@ import copy
 import threading
 import time
 
+import jsonpatch
+
 from reconciler import faults as model
+from reconciler.live.rest import ApiError
 
 from .. import expectations
 from ..backends import render
 from ..outcome import Outcome
 from . import faults
-from .case import CaseRun
+from .case import FIELD_MANAGER, CaseRun
 from .steady import reasons_not_steady
 
 
@@ -33,6 +37,7 @@ class ScenarioRun(CaseRun):
         super().__init__(session, profile, inputs, label=label)
         self.steps = steps
         self._errors_seen: set[str] = set()
+        self.events_seen = {}  # each step's outcome has its own Events
 
     def run_steps(self) -> list[Outcome]:
         outcomes: list[Outcome] = []
@@ -69,10 +74,9 @@ class ScenarioRun(CaseRun):
             self._timed(f"apply {label}", self._apply, outcome)
             self._timed(f"settle {label}", self._settle, outcome)
         elif step.update is not None:
-            # Not replayed live yet: a JSON Patch request on the same object (application/json-patch+json,
-            # names translated), then a settle, would do it - until then the step fails rather than pass
-            # unchanged.
-            outcome.input_errors.append(f"live: {step.label}: update steps are not replayed on the live backend yet")
+            self._timed(f"update {label}", self._update, step.update, outcome)
+            self._applied_at = time.monotonic()
+            self._timed(f"settle {label}", self._settle, outcome)
         elif step.fault is not None:
             self.quiet = max(self.session.settings.quiet, self.session.fault_quiet)
             for attempt in range(step.repeat):
@@ -89,6 +93,33 @@ class ScenarioRun(CaseRun):
             self._applied_at = time.monotonic()
             self._timed(f"settle {label}", self._settle, outcome)
         self.quiet = self.session.settings.quiet
+
+    def _update(self, update: dict, outcome: Outcome) -> None:
+        """A client's JSON Patch of a stored object (``kubectl patch --type json``): one PATCH request
+        (``application/json-patch+json``) the apiserver applies and admits as an UPDATE. As render's
+        ``_update``: a missing object or a patch that does not apply is an error of the case (checked
+        on the object as it is stored, before the request), a refusal a rejection like an apply's."""
+        namespace = update.get("namespace", "default")
+        where = f"{update['kind']} {namespace}/{update['name']}"
+        resource = self.api.resource(update["apiVersion"], update["kind"])
+        live_namespace = self.names.live(namespace) if resource is not None and resource.namespaced else None
+        stored = self.api.get(resource, live_namespace, update["name"]) if resource is not None else None
+        if stored is None:
+            outcome.input_errors.append(f"update: {where} does not exist")
+            return
+        try:
+            patched = jsonpatch.apply_patch(stored, update["patch"])
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+            outcome.input_errors.append(f"update: JSON Patch on {update['kind']} {update['name']} failed: {exc}")
+            return
+        try:
+            self.api.request("PATCH", resource.path(live_namespace, update["name"]),
+                             [("fieldManager", FIELD_MANAGER)], update["patch"],
+                             content_type="application/json-patch+json")
+        except ApiError as exc:
+            patched.setdefault("apiVersion", update["apiVersion"])
+            patched.setdefault("kind", update["kind"])
+            outcome.rejections.append(self._rejection(self.names.back(patched), exc))
 
     def _not_steady(self, objects: list[dict]) -> list[str]:
         pods = [o for o in objects if o.get("kind") == "Pod"]

@@ -17,8 +17,20 @@ time of the last one per namespace and wakes waiters. A case is steady when
    pods - unless the parent is older than ``CHILD_GRACE`` seconds and its operator has written no
    status: an operator that has not acted by then is taken not to (a build or creation it refused,
    an object it finds invalid or leaves to another manager, which the case then judges); under
-   load an operator can take longer than the quiet window to react, and
-   and no object's controller is gone (the garbage collector is still to delete it), and
+   load an operator can take longer than the quiet window to react; no object's controller is gone (the garbage collector is still to delete it), and
+4a. every StatefulSet has been seen by kube-controller-manager (``observedGeneration``), counts
+   its own pods in ``status.replicas`` / ``readyReplicas``, has a pod for every ordinal its
+   controller gets to (OrderedReady: up to the first pod not Running and Ready; Parallel: in
+   slow-start batches, up to the batch in which a pod of that name it does not own - a held pod of
+   an earlier set - blocks an ordinal), no finished pod
+   it has not deleted yet and, rolling out, every pod from the partition up at the update revision;
+   every LeaderWorkerSet has its leader StatefulSet (unless older than ``CHILD_GRACE``), counts
+   the StatefulSet's replicas and its ready and updated groups, has
+   ``Available`` exactly when all its groups are ready and updated, a worker StatefulSet for
+   every leader pod that needs one (size > 1, not being deleted, Ready under ``LeaderReady``), a
+   revision of its current template, no step of a rolling update left (partition above the
+   floor, or surge groups, while the groups above are ready and updated) and, under
+   ``RecreateGroupOnPodRestart``, no restarted or deleting pod whose leader is not deleted yet, and
 5. no event arrived in those namespaces for ``quiet`` seconds - the window in which an operator
    reacts to the last change (our reference operator takes milliseconds).
 
@@ -28,6 +40,7 @@ Conditions 1-4 are checked on each event, 5 by waiting on the event condition wi
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 import time
 
@@ -131,15 +144,15 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
 
     A scenario's ``holdTermination`` keeps a pod being deleted for good (finalizer
     ``training-conformance.dev/hold``): once stopped it is steady, and so are owners whose
-    foreground deletion waits for it.
+    foreground deletion waits for a dependent that is still there (see :func:`_held`).
     """
     reasons = []
     pods_by_owner: dict[str, list[dict]] = {}
-    held = any(HOLD_FINALIZER in (o.get("metadata") or {}).get("finalizers", []) for o in objects
-               if o.get("kind") == "Pod")
+    blocking = {r.get("uid") for o in objects for r in (o.get("metadata") or {}).get("ownerReferences") or []
+                if r.get("blockOwnerDeletion")}
     for obj in objects:
         md = obj.get("metadata") or {}
-        if md.get("deletionTimestamp") and not _held(obj, held):
+        if md.get("deletionTimestamp") and not _held(obj, md.get("uid") in blocking):
             reasons.append(f"{meta.describe(obj)} is being deleted")
         if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
             for ref in md.get("ownerReferences", []):
@@ -166,6 +179,8 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
                 reasons.append(f"{meta.describe(job)}: {reason}")
     reasons.extend(_children_missing(objects))
     reasons.extend(_orphans(objects))
+    reasons.extend(_statefulsets_behind(objects))
+    reasons.extend(_leaderworkersets_behind(objects))
     return reasons
 
 
@@ -471,9 +486,15 @@ CHILDREN = {
 
 def _volcano_job_behind(job: dict, pods: list[dict]) -> str | None:
     """A Volcano Job that is Pending or Running (or has no phase yet) has a pod per task replica:
-    fewer means its controller has not caught up. Other phases (Restarting, Aborting, ...) remove
-    pods on purpose; deleting pods are judged by the deletion rule."""
+    fewer means its controller has not caught up; one Restarting with no pod terminating is about to
+    move on. Other phases (Aborting, ...) remove pods on purpose; deleting pods are judged by the
+    deletion rule."""
     phase = ((job.get("status") or {}).get("state") or {}).get("phase")
+    if phase == "Restarting" and not job["metadata"].get("deletionTimestamp") and \
+            not any(p["metadata"].get("deletionTimestamp") for p in pods):
+        # Its controller leaves Restarting (Failed at maxRetry, else Pending) on the next request once
+        # no killed pod is terminating any more (state/restarting.go); nothing else waits for that.
+        return "Restarting, no pod terminating any more"
     if job["metadata"].get("deletionTimestamp") or phase not in (None, "", "Pending", "Running"):
         return None
     wanted = sum(int(t.get("replicas", 0)) for t in (job.get("spec") or {}).get("tasks") or [])
@@ -523,11 +544,19 @@ def _finished(job: dict) -> bool:
                for c in (job.get("status") or {}).get("conditions") or [])
 
 
-def _held(obj: dict, held: bool) -> bool:
-    finalizers = obj["metadata"].get("finalizers", [])
-    if obj.get("kind") == "Pod":
-        return HOLD_FINALIZER in finalizers and (obj.get("status") or {}).get("phase") in _TERMINAL
-    return held and finalizers == ["foregroundDeletion"]
+def _held(obj: dict, has_blocking_dependents: bool) -> bool:
+    """Being deleted, and rightly waiting: held by a scenario's finalizer, or in foreground deletion
+    while a dependent that blocks it still exists (the garbage collector drops ``foregroundDeletion``
+    once none is left, so without one it is still changing). A pod must also have stopped (kwok's
+    part). What a blocking dependent itself waits for is judged on that dependent."""
+    finalizers = list(obj["metadata"].get("finalizers") or [])
+    if obj.get("kind") == "Pod" and (obj.get("status") or {}).get("phase") not in _TERMINAL:
+        return False
+    if "foregroundDeletion" in finalizers:
+        if not has_blocking_dependents:
+            return False
+        finalizers.remove("foregroundDeletion")
+    return finalizers == [HOLD_FINALIZER] or (not finalizers and has_blocking_dependents)
 
 
 def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:
@@ -550,3 +579,226 @@ def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:
         if status.get("ready", 0) != ready:
             return f"status.ready {status.get('ready', 0)} but {ready} ready pod(s)"
     return None
+
+
+# ---------------------------------------------------------------------- StatefulSets and LeaderWorkerSets
+
+STATEFULSET = ("apps/v1", "StatefulSet")
+LWS = ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")
+_LWS_PREFIX = "leaderworkerset.sigs.k8s.io/"
+_REVISION_LABEL = "controller-revision-hash"
+
+
+def _of(obj: dict, kind: tuple[str, str]) -> bool:
+    return (obj.get("apiVersion"), obj.get("kind")) == kind
+
+
+def _pod_ready(pod: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def _running_and_ready(pod: dict) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running" and _pod_ready(pod)
+
+
+def _statefulsets_behind(objects: list[dict]) -> list[str]:
+    pods = {o["metadata"].get("name"): o for o in objects if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"}
+    reasons = []
+    for sts in objects:
+        if _of(sts, STATEFULSET):
+            reason = _statefulset_behind(sts, pods)
+            if reason:
+                reasons.append(f"{meta.describe(sts)}: {reason}")
+    return reasons
+
+
+def _statefulset_behind(sts: dict, pods: dict[str, dict]) -> str | None:
+    """kube-controller-manager's StatefulSet controller (k8s v1.35 ``pkg/controller/statefulset``) has
+    caught up with ``sts``: see the module docstring (4a). A set being deleted only has to be gone."""
+    md, spec, status = sts["metadata"], sts.get("spec") or {}, sts.get("status") or {}
+    if md.get("deletionTimestamp"):
+        return None
+    if status.get("observedGeneration", 0) < md.get("generation", 1):
+        return f"status.observedGeneration {status.get('observedGeneration', 0)} < generation {md.get('generation', 1)}"
+    uid = md.get("uid")
+    own = [p for p in pods.values() if any(r.get("uid") == uid and r.get("controller")
+                                           for r in p["metadata"].get("ownerReferences") or [])]
+    ready = sum(1 for p in own if _running_and_ready(p))
+    if status.get("replicas", 0) != len(own):
+        return f"status.replicas {status.get('replicas', 0)} but {len(own)} pod(s)"
+    if status.get("readyReplicas", 0) != ready:
+        return f"status.readyReplicas {status.get('readyReplicas', 0)} but {ready} ready pod(s)"
+    for pod in own:
+        if (pod.get("status") or {}).get("phase") in _TERMINAL and not pod["metadata"].get("deletionTimestamp"):
+            return f"Pod {pod['metadata']['name']} finished and is not deleted yet"
+    start = (spec.get("ordinals") or {}).get("start", 0)
+    partition = ((spec.get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition", 0)
+    rolling = (spec.get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"
+    ordinals = list(range(start, start + spec.get("replicas", 1)))
+    # Which ordinals the controller gets to (processReplica via runForAll): OrderedReady one by one up to
+    # the first pod not Running and Ready; Parallel in slow-start batches of 1, 2, 4, ... up to the end of
+    # the first batch with a failed create - a pod of that name it does not own (an earlier set's,
+    # still being deleted) is an AlreadyExists.
+    if spec.get("podManagementPolicy") == "Parallel":
+        reached, batch_start, size = [], 0, 1
+        while batch_start < len(ordinals):
+            batch = ordinals[batch_start:batch_start + size]
+            reached += batch
+            if any(pods.get(f"{md['name']}-{o}") is not None and pods[f"{md['name']}-{o}"] not in own for o in batch):
+                break
+            batch_start, size = batch_start + size, min(2 * size, 500)
+    else:
+        reached = []
+        for ordinal in ordinals:
+            reached.append(ordinal)
+            pod = pods.get(f"{md['name']}-{ordinal}")
+            if pod is None or pod not in own or pod["metadata"].get("deletionTimestamp") or not _running_and_ready(pod):
+                break
+    for ordinal in reached:
+        name = f"{md['name']}-{ordinal}"
+        pod = pods.get(name)
+        if pod is None:
+            return f"Pod {name} not created yet"
+        if pod not in own:
+            continue  # a pod of that name from an earlier set blocks the ordinal until it is gone
+        revision = (pod["metadata"].get("labels") or {}).get(_REVISION_LABEL)
+        if rolling and ordinal >= start + partition and status.get("updateRevision") and \
+                revision != status["updateRevision"] and not pod["metadata"].get("deletionTimestamp") and \
+                all(_running_and_ready(p) for p in own):
+            return f"Pod {name} at revision {revision}, not yet rolled to {status['updateRevision']}"
+    return None
+
+
+def _leaderworkersets_behind(objects: list[dict]) -> list[str]:
+    reasons = []
+    for lws in objects:
+        if _of(lws, LWS):
+            reason = _lws_behind(lws, objects)
+            if reason:
+                reasons.append(f"{meta.describe(lws)}: {reason}")
+    return reasons
+
+
+def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
+    """LeaderWorkerSet v0.7.0's two reconcilers have caught up with its StatefulSets and leader pods
+    (``pkg/controllers``: ``updateStatus``, the pod reconciler's worker StatefulSet). A group is ready
+    when its leader is Running and Ready and its worker StatefulSet has every replica at one revision
+    (``StatefulsetReady``), updated when both carry the leader StatefulSet's revision key."""
+    md, spec, status = lws["metadata"], lws.get("spec") or {}, lws.get("status") or {}
+    if md.get("deletionTimestamp"):
+        return None
+    namespace, name = md.get("namespace"), md["name"]
+    sets = {o["metadata"]["name"]: o for o in objects if _of(o, STATEFULSET) and o["metadata"].get("namespace") == namespace}
+    leader_sts = sets.get(name)
+    if leader_sts is None:
+        # Not yet - or never (a refusal the case then judges): see CHILD_GRACE.
+        return "no leader StatefulSet yet" if _young(lws) else None
+    if status.get("replicas", 0) != (leader_sts.get("status") or {}).get("replicas", 0):
+        return (f"status.replicas {status.get('replicas', 0)} but its StatefulSet has "
+                f"{(leader_sts.get('status') or {}).get('replicas', 0)}")
+    template = spec.get("leaderWorkerTemplate") or {}
+    size = template.get("size", 1)
+    if template.get("restartPolicy") == "RecreateGroupOnPodRestart":
+        reason = _group_restart_pending(name, namespace, objects)
+        if reason:
+            return reason
+    key = (leader_sts["metadata"].get("labels") or {}).get(_LWS_PREFIX + "template-revision-hash")
+    revision = next((o for o in objects if _of(o, ("apps/v1", "ControllerRevision"))
+                     and o["metadata"].get("namespace") == namespace
+                     and (o["metadata"].get("labels") or {}).get(_LWS_PREFIX + "name") == name
+                     and (o["metadata"].get("labels") or {}).get(_LWS_PREFIX + "template-revision-hash") == key
+                     and any(r.get("uid") == md.get("uid") for r in o["metadata"].get("ownerReferences") or [])), None)
+    kept = ((revision or {}).get("data") or {}).get("spec") or {}
+    if revision is not None and not (_covers(kept.get("leaderWorkerTemplate"), template)
+                                     and _covers(kept.get("networkConfig"), spec.get("networkConfig") or {})):
+        return f"its template changed and its leader StatefulSet still has revision {key}"
+    replicas = spec.get("replicas", 1)
+    floor = ((spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}).get("partition", 0)
+    ready_groups, updated_groups, all_ready, all_updated = 0, 0, True, True
+    group_state: dict[int, tuple[bool, bool]] = {}
+    seen_groups = set()
+    for pod in objects:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if pod.get("kind") != "Pod" or pod["metadata"].get("namespace") != namespace or \
+                labels.get(_LWS_PREFIX + "name") != name or labels.get(_LWS_PREFIX + "worker-index") != "0":
+            continue
+        workers = sets.get(pod["metadata"]["name"])
+        if size > 1 and workers is None:
+            if not pod["metadata"].get("deletionTimestamp") and \
+                    (spec.get("startupPolicy") != "LeaderReady" or _pod_ready(pod)):
+                return f"no worker StatefulSet for leader pod {pod['metadata']['name']} yet"
+            continue
+        group = labels.get(_LWS_PREFIX + "group-index", "")
+        workers_status = (workers or {}).get("status") or {}
+        ready = _running_and_ready(pod) and (size == 1 or (
+            workers["spec"].get("replicas", 1) == workers_status.get("replicas", 0)
+            and workers_status.get("currentRevision", "") == workers_status.get("updateRevision", "")))
+        updated = labels.get(_LWS_PREFIX + "template-revision-hash") == key and (
+            size == 1 or (workers["metadata"].get("labels") or {}).get(_LWS_PREFIX + "template-revision-hash") == key)
+        ready_groups += ready
+        updated_groups += updated
+        if group.isdigit():
+            group_state[int(group)] = (bool(ready), bool(updated))
+        if group.isdigit() and int(group) < replicas:
+            seen_groups.add(int(group))
+            all_ready = all_ready and ready
+            if int(group) >= floor:
+                all_updated = all_updated and updated
+    if status.get("readyReplicas", 0) != ready_groups:
+        return f"status.readyReplicas {status.get('readyReplicas', 0)} but {ready_groups} ready group(s)"
+    if status.get("updatedReplicas", 0) != updated_groups:
+        return f"status.updatedReplicas {status.get('updatedReplicas', 0)} but {updated_groups} updated group(s)"
+    partition = ((leader_sts["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition", 0)
+    sts_replicas = leader_sts["spec"].get("replicas", 1)
+    if (partition > floor or sts_replicas != replicas) and all(
+            group_state.get(i) == (True, True) for i in range(min(partition, sts_replicas), sts_replicas)):
+        # rollingUpdateParameters moves the partition down (and takes surge groups away) as the groups
+        # above it become ready and updated: with all of them there, it has a step left to take.
+        return (f"rolling update not finished: leader StatefulSet partition {partition} (floor {floor}), "
+                f"replicas {sts_replicas} of {replicas}, the groups above ready and updated")
+    available = any(c.get("type") == "Available" and c.get("status") == "True" for c in status.get("conditions") or [])
+    wanted = all_ready and all_updated and len(seen_groups) == replicas
+    if available != wanted:
+        return f"condition Available {available} but {ready_groups} of {replicas} group(s) ready"
+    return None
+
+
+def _group_restart_pending(name: str, namespace: str, objects: list[dict]) -> str | None:
+    """RecreateGroupOnPodRestart (LWS v0.7.0 ``handleRestartPolicy``): a pod of the set whose container
+    restarted (Running or Pending, a restartCount > 0) or that is being deleted has its leader - itself,
+    or the pod ``<parent name>`` of the same template revision - deleted. A leader of that revision that
+    is not being deleted means the LWS has not acted yet."""
+    pods = {o["metadata"]["name"]: o for o in objects if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"
+            and o["metadata"].get("namespace") == namespace
+            and (o["metadata"].get("labels") or {}).get(_LWS_PREFIX + "name") == name}
+    for pod in pods.values():
+        status = pod.get("status") or {}
+        restarted = status.get("phase") in ("Running", "Pending") and any(
+            (c.get("restartCount") or 0) > 0
+            for c in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []))
+        if not restarted and not pod["metadata"].get("deletionTimestamp"):
+            continue
+        labels = pod["metadata"].get("labels") or {}
+        if labels.get(_LWS_PREFIX + "worker-index") == "0":
+            leader = pod
+        else:
+            parent = re.fullmatch(r"(.*)-([0-9]+)", pod["metadata"]["name"])
+            leader = pods.get(parent.group(1)) if parent else None
+            if leader is None or (leader["metadata"].get("labels") or {}).get(_LWS_PREFIX + "template-revision-hash") \
+                    != labels.get(_LWS_PREFIX + "template-revision-hash"):
+                continue
+        if not leader["metadata"].get("deletionTimestamp"):
+            why = "restarted" if restarted else "is being deleted"
+            return f"Pod {pod['metadata']['name']} {why}, its leader {leader['metadata']['name']} not deleted yet"
+    return None
+
+
+def _covers(kept, wanted) -> bool:
+    """``kept`` (a revision's copy) holds every value of ``wanted`` (the LeaderWorkerSet's spec): maps
+    may have more keys (Go's zero values, ``$patch``), lists the same length, scalars equal."""
+    if isinstance(wanted, dict):
+        return isinstance(kept, dict) and all(_covers(kept.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return isinstance(kept, list) and len(kept) == len(wanted) and all(map(_covers, kept, wanted))
+    return kept == wanted

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import crds
 from ..cluster import Cluster, Webhook
 from .controller import GROUP, JobSetController
 from .defaults import default_jobset
@@ -11,6 +12,9 @@ from .validation import WEBHOOK, validate_jobset
 
 def install(cluster: Cluster) -> None:
     cluster.mutators.setdefault((GROUP, "JobSet"), []).append(default_jobset)
-    cluster.mutators.setdefault(("", "Pod"), []).append(label_priority)
+    if any((g, k) == (GROUP, "JobSet") for g, _, k in crds.schemas(cluster.profile.crd_dirs)):
+        # Installed with JobSet only: its pod webhook has LWS's name (both are kubebuilder's mpod.kb.io),
+        # and a profile without JobSet's CRD does not run JobSet (render: a no-op there anyway).
+        cluster.mutators.setdefault(("", "Pod"), []).append(label_priority)
     cluster.webhooks.append(Webhook(WEBHOOK, GROUP, "JobSet", validate_jobset))
     cluster.controllers.append(JobSetController())

@@ -18,8 +18,9 @@ the very same ``reconcile(cluster, obj)`` code runs live:
 * ``record_error`` also emits a Warning Event (reason ``ReconcileError``), the only place a
   reconcile error becomes visible to someone watching the cluster.
 
-Objects handed to controllers are copies; writes refresh the cache at once (write-through) and
-write the new resourceVersion back into the caller's dict, as render's in-place update does.
+Objects handed to controllers are copies; writes refresh the cache at once (write-through: a
+delete too, when the object stays with a deletionTimestamp) and write the new resourceVersion
+back into the caller's dict, as render's in-place update does.
 """
 
 from __future__ import annotations
@@ -208,11 +209,17 @@ class LiveCluster:
         resource = self.api.resource_of(obj)
         md = obj["metadata"]
         try:
-            self.api.delete(resource, md.get("namespace"), md["name"], propagation=propagation,
-                            grace_seconds=None if grace else 0)
+            answer = self.api.delete(resource, md.get("namespace"), md["name"], propagation=propagation,
+                                     grace_seconds=None if grace else 0)
         except ApiError as exc:
             raise translate(exc, obj) from None
         self.writes += 1
+        if self.cache is not None and isinstance(answer, dict) and answer.get("kind") == obj.get("kind") \
+                and (answer.get("metadata") or {}).get("deletionTimestamp"):
+            # Still there, being deleted (graceful, or waiting for finalizers): the next reconcile sees it
+            # so - as render's in-place delete - and does not delete it a second time.
+            answer.setdefault("apiVersion", obj.get("apiVersion"))
+            self.cache.refresh(copy.deepcopy(answer))
 
     def _stored(self, stored: dict) -> dict:
         self.writes += 1

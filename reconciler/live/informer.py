@@ -66,6 +66,16 @@ class Cache:
             self._index_owners(k, obj)
             return True
 
+    def refresh(self, obj: dict) -> bool:
+        """:meth:`put`, but only over the same object already cached: a write's answer may arrive after
+        the watch has seen the object go (a pod deleted gracefully and removed at once), and must not
+        bring it back."""
+        with self._lock:
+            current = self._objects.get(meta.key(obj))
+            if current is None or current["metadata"].get("uid") != obj["metadata"].get("uid"):
+                return False
+            return self.put(obj)
+
     def remove(self, obj: dict) -> None:
         k = meta.key(obj)
         with self._lock:

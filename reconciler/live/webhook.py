@@ -11,8 +11,10 @@ functions answer ``AdmissionReview`` requests from kube-apiserver:
 * mutators (JobSet's and Volcano's defaulting) answer with a JSON Patch from the object the
   apiserver sent (CRD defaults already applied, as in render) to the mutated one.
 
-Webhooks are registered for CREATE only: render admits creates only, and validating an update
-(immutability rules) is not modelled there. Paths follow kubebuilder's
+Webhooks are registered for CREATE; those render also runs on a client's update
+(:meth:`Cluster.admit_update`: a validator with ``validate_update``, a mutator marked
+``on_update``) for UPDATE too, and a validator then gets the ``oldObject`` of the review. Paths
+follow kubebuilder's
 ``/validate-<group with dashes>-<version>-<kind>``; upstream names are kept
 (``validator.trainjob.trainer.kubeflow.org`` ...). There are no Services, so ``clientConfig`` is
 a URL on 127.0.0.1 and ``caBundle`` is this process's throw-away CA.
@@ -61,6 +63,8 @@ class Route:
     handlers: list
     #: Which objects the apiserver sends (a hook's ``object_selector``, as upstream registers it).
     selector: dict = field(default_factory=dict)
+    #: Admission operations the webhook is registered for.
+    operations: tuple[str, ...] = ("CREATE",)
 
 
 def _path_part(group: str) -> str:
@@ -121,21 +125,35 @@ class WebhookServer:
             while path in seen:
                 path += "-x"
             seen.add(path)
-            self.routes[path] = Route("validate", hook.name, hook.group, versions, hook.kind, [hook])
+            operations = ("CREATE", "UPDATE") if hook.validate_update is not None else ("CREATE",)
+            self.routes[path] = Route("validate", hook.name, hook.group, versions, hook.kind, [hook],
+                                      operations=operations)
         for (group, kind), mutators in self.cluster.mutators.items():
             builtin_kind = builtin.is_builtin(f"{group}/v1" if group else "v1", kind)
             if not mutators or not (builtin_kind or self._served(group, kind)):
                 continue
-            if builtin_kind:
-                # A mutator of a built-in kind (JobSet's pod webhook) is registered as upstream
-                # registers it - its name and object selector - so only its pods reach it.
-                for mutator in mutators:
-                    self._add_mutate_route(group, ("v1",), kind, [mutator], getattr(mutator, "webhook_name", None),
-                                           getattr(mutator, "object_selector", {}))
+            named = [m for m in mutators if getattr(m, "webhook_name", None)]
+            if builtin_kind or named:
+                # A mutator with an upstream name (JobSet's or LWS's pod webhook, LWS's defaulter) is
+                # registered as upstream registers it - its name, object selector and operations - so
+                # only its objects reach it, and a denial names it.
+                for mutator in named:
+                    self._add_mutate_route(group, self._versions(group, kind) if not builtin_kind else ("v1",), kind,
+                                           [mutator], mutator.webhook_name, getattr(mutator, "object_selector", {}),
+                                           _operations(mutator))
+                rest = [m for m in mutators if m not in named]
+                if rest and not builtin_kind:
+                    self._add_mutate_route(group, self._versions(group, kind), kind, rest, None, {},
+                                           _operations(*rest))
             else:
-                names = {getattr(m, "webhook_name", None) for m in mutators}  # upstream's name, when it has one
-                self._add_mutate_route(group, self._versions(group, kind), kind, list(mutators),
-                                       names.pop() if len(names) == 1 else None, {})
+                self._add_mutate_route(group, self._versions(group, kind), kind, list(mutators), None, {},
+                                       _operations(*mutators))
+        names = [r.name for r in self.routes.values()]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            # The apiserver refuses a configuration with two webhooks of one name: two suites' hooks
+            # with upstream's name (kubebuilder's mpod.kb.io: JobSet and LWS) installed for one profile.
+            raise ValueError(f"profile {self.cluster.profile.name}: webhooks named {', '.join(twice)} more than once")
         self.routes[f"/canary-mutate/{self.token}"] = Route("canary-mutate", "canary-mutate.training-conformance.io",
                                                             "", ("v1",), "ConfigMap", [])
         self.routes[f"/canary-validate/{self.token}"] = Route("canary-validate",
@@ -143,12 +161,12 @@ class WebhookServer:
                                                               "", ("v1",), "ConfigMap", [])
 
     def _add_mutate_route(self, group: str, versions: tuple[str, ...], kind: str, handlers: list,
-                          name: str | None, selector: dict) -> None:
+                          name: str | None, selector: dict, operations: tuple[str, ...] = ("CREATE",)) -> None:
         path = f"/mutate-{_path_part(group)}-{versions[0]}-{kind.lower()}"
         while path in self.routes:
             path += "-x"
         self.routes[path] = Route("mutate", name or f"defaulter.{kind.lower()}.{group}", group, versions, kind,
-                                  handlers, selector)
+                                  handlers, selector, operations)
 
     # ------------------------------------------------------------------ admission
     def answer(self, path: str, review: dict) -> dict:
@@ -175,10 +193,13 @@ class WebhookServer:
         return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
 
     def _validate(self, route: Route, request: dict) -> dict:
-        obj = request["object"]
+        obj, old = request["object"], request.get("oldObject")
         for hook in route.handlers:
             try:
-                errors = hook.validate(copy.deepcopy(obj), self.cluster)
+                if request.get("operation") == "UPDATE" and old is not None and hook.validate_update is not None:
+                    errors = hook.validate_update(copy.deepcopy(obj), copy.deepcopy(old), self.cluster)
+                else:
+                    errors = hook.validate(copy.deepcopy(obj), self.cluster)
             except Rejection as refused:  # a validator that answers with its own code (JobSet v0.12: 422)
                 return _refusal(refused)
             if errors:
@@ -215,7 +236,7 @@ class WebhookServer:
             resources = sorted({self.api.must_resource(f"{route.group}/{v}" if route.group else v,
                                                        route.resource_kind).plural for v in route.versions})
             rules = [{"apiGroups": [route.group], "apiVersions": list(route.versions), "resources": resources,
-                      "operations": ["CREATE"], "scope": "*"}]
+                      "operations": list(route.operations), "scope": "*"}]
             selector = route.selector
         webhook = {
             "name": route.name,
@@ -267,6 +288,11 @@ class WebhookServer:
                 self.api.delete(resource, None, CONFIGURATION_NAME)
             except ApiError as exc:
                 log.info("could not remove %s: %s", configuration["kind"], exc)
+
+
+def _operations(*mutators) -> tuple[str, ...]:
+    """CREATE, and UPDATE when render runs one of ``mutators`` on updates too (``on_update``)."""
+    return ("CREATE", "UPDATE") if any(getattr(m, "on_update", False) for m in mutators) else ("CREATE",)
 
 
 def _refusal(refused: Rejection) -> dict:

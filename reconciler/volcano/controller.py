@@ -206,6 +206,10 @@ class JobWorker:
         self.cluster, self.controller = cluster, controller
         self.ref = (keys.GROUP, "Job", md.get("namespace", ""), md["name"])
 
+    @property
+    def profile(self):
+        return self.cluster.profile
+
     def job(self) -> dict | None:
         found = self.cluster.find(*self.ref)
         return copy.deepcopy(found) if found is not None else None

@@ -1,4 +1,5 @@
-"""The Volcano Job state machine: what each action does in each phase (pkg/controllers/job/state, v1.12.0).
+"""The Volcano Job state machine: what each action does in each phase (pkg/controllers/job/state, v1.11.0-v1.12.0;
+v1.10.0 where the profile says so).
 
 Facts (shared/reference/volcano-jobset-restart.md §2.4), checked against upstream's state files:
 
@@ -10,6 +11,10 @@ Facts (shared/reference/volcano-jobset-restart.md §2.4), checked against upstre
   or Failed once every pod finished, back to Pending when too many pods are pending).
 * Restarting: a sync turns it ``Failed`` when ``retryCount >= maxRetry``, else ``Pending`` once
   ``total replicas - terminating >= minAvailable``.
+* Before volcano#3813 (v1.10, profile switches ``volcano_restart_targets`` / ``volcano_restarting_syncs``):
+  ``RestartTask`` has no case in Pending/Running and falls to the sync (``RestartPod`` is refused by the
+  webhook), and in Restarting every action - a sync too - kills the whole job again (the same status
+  update after the kill), each time bumping ``status.version``.
 * Killing the whole job bumps ``status.version``; on the last retry (``retryCount >= maxRetry - 1``
   before the bump) Succeeded and Failed pods are kept. Killing a target does not bump the version.
 * Aborting / Completing / Terminating end in Aborted / Completed / Terminated when no pod is alive;
@@ -54,11 +59,11 @@ def execute(worker, job: dict, action: str, target: Target | None = None) -> Non
         _pending_or_running(worker, job, phase, action, target)
     elif phase == keys.RESTARTING:
         update = _restarting_update(job)
-        if action == keys.SYNC_JOB:
+        if action == keys.SYNC_JOB and worker.profile.volcano_restarting_syncs:
             worker.sync_job(update)
-        elif action in (keys.RESTART_TASK, keys.RESTART_POD) and target:
+        elif action in (keys.RESTART_TASK, keys.RESTART_POD) and target and worker.profile.volcano_restart_targets:
             worker.kill_target(target, update)
-        else:
+        else:  # before #3813 (v1.10): every action kills the whole job again
             worker.kill_job(NONE, update)
     elif phase in (keys.ABORTING, keys.ABORTED):
         if action == keys.RESUME_JOB:
@@ -78,7 +83,7 @@ def execute(worker, job: dict, action: str, target: Target | None = None) -> Non
 def _pending_or_running(worker, job: dict, phase: str, action: str, target: Target | None) -> None:
     if action == keys.RESTART_JOB:
         worker.kill_job(NONE, _set_phase(keys.RESTARTING, retry=True))
-    elif action in (keys.RESTART_TASK, keys.RESTART_POD) and target:
+    elif action in (keys.RESTART_TASK, keys.RESTART_POD) and target and worker.profile.volcano_restart_targets:
         worker.kill_target(target, _set_phase(keys.RESTARTING, retry=True))
     elif action == keys.ABORT_JOB:
         worker.kill_job(SOFT, _set_phase(keys.ABORTING))

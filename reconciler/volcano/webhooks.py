@@ -100,11 +100,11 @@ def default_job(job: dict, cluster) -> None:
 # ------------------------------------------------------------------ validation
 
 def validate_job(job: dict, cluster) -> list[FieldError]:
-    message = _create_message(job).strip()
+    message = _create_message(job, cluster.profile).strip()
     return [plain(message)] if message else []
 
 
-def _create_message(job: dict) -> str:
+def _create_message(job: dict, profile) -> str:
     spec, name = job["spec"], job["metadata"]["name"]
     if spec.get("minAvailable", 0) < 0:
         return "job 'minAvailable' must be >= 0."
@@ -133,9 +133,9 @@ def _create_message(job: dict) -> str:
             msg += f" duplicated task name {task_name};"
             break
         seen.add(task_name)
-        policy_error = validate_policies(task.get("policies") or [], "spec.tasks.policies")
+        policy_error = validate_policies(task.get("policies") or [], "spec.tasks.policies", profile)
         if policy_error:
-            msg += policy_error + _valid_lists()
+            msg += policy_error + _valid_lists(profile)
         pod_name = f"{name}-{task_name}-{index}"  # upstream checks the *task* index here
         name_errors = _qualified_name(pod_name)
         if name_errors:
@@ -145,9 +145,9 @@ def _create_message(job: dict) -> str:
         msg += f"create job with name {name} validate failed [{' '.join(name_errors)}]"
     if total < spec.get("minAvailable", 0):
         msg += " job 'minAvailable' should not be greater than total replicas in tasks;"
-    policy_error = validate_policies(spec.get("policies") or [], "spec.policies")
+    policy_error = validate_policies(spec.get("policies") or [], "spec.policies", profile)
     if policy_error:
-        msg += policy_error + _valid_lists()
+        msg += policy_error + _valid_lists(profile)
     for plugin in spec.get("plugins") or {}:
         if not plugins.known(plugin):
             msg += f" unable to find job plugin: {plugin};"
@@ -157,8 +157,10 @@ def _create_message(job: dict) -> str:
     return msg
 
 
-def validate_policies(policies: list[dict], path: str) -> str:
-    """validatePolicies; returns go-multierror's text ("1 error occurred:\\n\\t* …\\n\\n") or ""."""
+def validate_policies(policies: list[dict], path: str, profile=None) -> str:
+    """validatePolicies; returns go-multierror's text ("1 error occurred:\\n\\t* …\\n\\n") or "". The event
+    and action tables are ``profile``'s (:func:`policy_tables`; default: v1.11's and later)."""
+    policy_events, policy_actions = policy_tables(profile) if profile is not None else (POLICY_EVENTS, POLICY_ACTIONS)
     errors: list[str] = []
     events_seen: set[str] = set()
     exit_codes: set[int] = set()
@@ -174,9 +176,9 @@ def validate_policies(policies: list[dict], path: str) -> str:
             failed = False
             for event in events:
                 action = policy.get("action", "")
-                if not POLICY_EVENTS.get(event):
+                if not policy_events.get(event):
                     errors.append(f'{path}: Invalid value: "{event}": invalid policy event')
-                elif not POLICY_ACTIONS.get(action):
+                elif not policy_actions.get(action):
                     errors.append(f'{path}: Invalid value: "{action}": invalid policy action')
                 elif event in events_seen:
                     errors.append(f"duplicate event {event}  across different policy")
@@ -211,9 +213,19 @@ def _event_list(policy: dict) -> list[str]:
     return list(dict.fromkeys(events))
 
 
-def _valid_lists() -> str:
-    events = " ".join(e for e, allowed in POLICY_EVENTS.items() if allowed)
-    actions = " ".join(a for a, allowed in POLICY_ACTIONS.items() if allowed)
+def policy_tables(profile) -> tuple[dict[str, bool], dict[str, bool]]:
+    """validatePolicies' event and action tables for ``profile``: before volcano#3813 (v1.10) neither
+    PodPending nor RestartPod (nor the internal PodRunning) is in them."""
+    if profile.volcano_pod_pending_policies:
+        return POLICY_EVENTS, POLICY_ACTIONS
+    return ({e: a for e, a in POLICY_EVENTS.items() if e not in ("PodPending", "PodRunning")},
+            {a: ok for a, ok in POLICY_ACTIONS.items() if a != "RestartPod"})
+
+
+def _valid_lists(profile) -> str:
+    events_table, actions_table = policy_tables(profile)
+    events = " ".join(e for e, allowed in events_table.items() if allowed)
+    actions = " ".join(a for a, allowed in actions_table.items() if allowed)
     return f" valid events are [{events}], valid actions are [{actions}];"
 
 
