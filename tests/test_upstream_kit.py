@@ -288,6 +288,22 @@ def create(api, obj: dict, namespace: str | None = None) -> dict:
     return custom(api).create_cluster_custom_object(group, version, plural, obj)
 
 
+def create_trainjob(api, obj: dict, namespace: str) -> dict:
+    """Create a TrainJob right after its runtime: the upstream webhook looks the runtime up in its
+    manager's informer cache, which may not have seen it yet ("... must be created before the
+    TrainJob is created"); a client of upstream retries then, and so does this, for up to 15 s."""
+    from kubernetes.client.exceptions import ApiException
+
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            return create(api, obj, namespace)
+        except ApiException as error:
+            if "must be created before the TrainJob is created" not in (error.body or "") or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def slug(version: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", version.lower()).strip("-")
 
@@ -338,7 +354,7 @@ class TestUpstreamKit:
 
         runtime = f"tc-torch-{slug(trainer_version)}"
         create(api, cluster_runtime(runtime, {"numNodes": 1, "torch": {}}, [replicated_job("node", "trainer")]))
-        created = create(api, train_job("torch", runtime, num_nodes=2), namespace)
+        created = create_trainjob(api, train_job("torch", runtime, num_nodes=2), namespace)
 
         def jobset():
             items = custom(api).list_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", namespace, "jobsets")["items"]
@@ -371,12 +387,12 @@ class TestUpstreamKit:
         create(api, cluster_runtime(runtime, mpi, [replicated_job("node", "trainer")]))
 
         with pytest.raises(ApiException) as denied:
-            create(api, train_job("mpi-two-nodes", runtime, num_nodes=2), namespace)
+            create_trainjob(api, train_job("mpi-two-nodes", runtime, num_nodes=2), namespace)
         assert denied.value.status == 403
         assert json.loads(denied.value.body)["message"] == MPI_DENIAL
 
         # Same runtime, numNodes 1: the check does not apply (test vector "... has only 1 numNodes").
-        create(api, train_job("mpi-one-node", runtime, num_nodes=1), namespace)
+        create_trainjob(api, train_job("mpi-one-node", runtime, num_nodes=1), namespace)
 
     def test_teardown_leaves_nothing_behind(self, api, kit):
         from kubernetes import client
