@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from reconciler import meta
+from reconciler.cluster import GENERATED_PREFIX_MAX
 
 _DROP_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink")
 _KIND_ORDER = ["Namespace", "ClusterTrainingRuntime", "TrainingRuntime", "TrainJob", "MPIJob", "JobSet", "LeaderWorkerSet",
@@ -88,6 +89,8 @@ class _Generated(dict):
                           and _generated_from(o["metadata"].get("name", ""), o["metadata"]["generateName"])})
         self.prefixes = {o["metadata"]["generateName"] for o in objects if o.get("metadata", {}).get("generateName")}
         self.jobs = {o["metadata"].get("name", "") + "-" for o in objects if o.get("kind") == "Job"}
+        #: A prefix longer than the apiserver keeps -> the whole one (a long Job name's pods).
+        self.cut = {p[:GENERATED_PREFIX_MAX]: p for p in self.prefixes | self.jobs if len(p) > GENERATED_PREFIX_MAX}
 
     def __bool__(self) -> bool:
         return bool(self.prefixes or self.jobs)
@@ -95,6 +98,9 @@ class _Generated(dict):
     def get(self, name, default=None):
         if name in self:
             return self[name]
+        cut = name[:GENERATED_PREFIX_MAX]
+        if cut in self.cut and _generated_from(name, self.cut[cut]):
+            return self.cut[cut] + "*"
         found = self._NAME.fullmatch(name)
         if found:
             prefix = found.group(1)
@@ -108,6 +114,7 @@ def _generated_from(name: str, prefix: str) -> bool:
     """The apiserver made ``name`` from ``generateName`` (prefix + 5 characters of its suffix alphabet).
     A controller may set both, as kube-controller-manager does for StatefulSet pods (``GetPodFromTemplate``
     gives every pod ``generateName: <set>-``, then the name ``<set>-<ordinal>``): such a name is kept."""
+    prefix = prefix[:GENERATED_PREFIX_MAX]  # the apiserver cuts a longer one
     suffix = name[len(prefix):] if name.startswith(prefix) else ""
     return len(suffix) == 5 and all(c in _SUFFIX_ALPHABET for c in suffix)
 

@@ -83,6 +83,10 @@ class Controller(Protocol):
     # ``owns``: the (group, kind) pairs whose writes enqueue their owner (default: every dependent).
 
 
+#: The longest generateName prefix the apiserver keeps (maxNameLength 63 - randomLength 5).
+GENERATED_PREFIX_MAX = 58
+
+
 @dataclass
 class Cluster:
     profile: Profile
@@ -255,7 +259,8 @@ class Cluster:
         if isinstance(md, dict):
             generate = md.get("generateName")
             if not md.get("name") and isinstance(generate, str) and generate:
-                md["name"] = generate + self._suffix()
+                # names.SimpleNameGenerator: the prefix is cut to 63 - 5 = 58 characters first.
+                md["name"] = generate[:GENERATED_PREFIX_MAX] + self._suffix()
             # The UID exists before admission so that built-in defaulting can key a Job's selector on it.
             md["uid"] = self._next_uid()
         elif md is None:

@@ -77,3 +77,30 @@ def test_a_finished_volcano_jobs_counters_are_timing_dependent():
     job["status"]["state"]["phase"] = "Running"
     [out] = normalize([job], status=True)
     assert out["status"]["failed"] == 1 and "podCounters" not in out["status"]
+
+
+def test_a_name_generated_from_a_prefix_longer_than_58_characters_reads_as_its_generate_name():
+    # The apiserver (names.SimpleNameGenerator) cuts a generateName to 63 - 5 = 58 characters before
+    # adding its 5-character suffix: a long MPIJob's launcher Job gives its pod such a prefix.
+    prefix = "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij-launcher-"
+    assert len(prefix) > 58
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": prefix[:58] + "hslqg", "generateName": prefix, "namespace": "default"}}
+    [out] = normalize([pod])
+    assert out["metadata"]["name"] == prefix + "*"
+    # a name that is not prefix[:58] + 5 suffix characters stays itself
+    pod["metadata"]["name"] = prefix[:57] + "xhslqg"
+    [out] = normalize([pod])
+    assert out["metadata"]["name"] == prefix[:57] + "xhslqg"
+
+
+def test_render_cuts_a_long_generate_name_as_the_apiserver_does():
+    from reconciler.cluster import GENERATED_PREFIX_MAX
+    from reconciler import new_cluster, profiles
+
+    cluster = new_cluster(profiles.get("trainer-v2.3"))
+    prefix = "x" * 70 + "-"
+    made = cluster.create({"apiVersion": "v1", "kind": "ConfigMap",
+                           "metadata": {"generateName": prefix, "namespace": "default"}})
+    assert GENERATED_PREFIX_MAX == 58
+    assert made["metadata"]["name"].startswith("x" * 58) and len(made["metadata"]["name"]) == 63
