@@ -222,6 +222,8 @@ def run(args, extra: list[str]) -> int:
     pytest_args = [str(SUITE_DIR), "-p", "conformance.pytest_plugin", "-o", "addopts=", "-p", "no:cacheprovider",
                    "--rootdir", str(Path.cwd()), "--conformance-backend", args.backend, "-q"]
     if args.backend == "live":
+        from .cluster.process import handle_termination
+        handle_termination()  # SIGTERM/SIGHUP unwind like Ctrl-C: nothing of the run is left behind
         # The pool's progress line comes from a thread while tests wait; pytest would capture it.
         pytest_args.append("--capture=no")
     if args.cases_dir:
