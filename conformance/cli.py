@@ -27,6 +27,7 @@ from reconciler.profiles import DEFAULT_PROFILE, PROFILES
 from . import cases as case_loader
 from . import table as table_dirs
 from .cluster.cli import add_cluster_commands
+from .cluster.doctor import add_doctor_command
 from .report.cli import add_report_command, pytest_args as report_pytest_args, run_options as report_run_options
 from .zoo.cli import add_zoo_command
 from .yamlio import dump
@@ -79,12 +80,15 @@ def main(argv: list[str] | None = None) -> int:
     p_list.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
 
     add_cluster_commands(sub)
+    add_doctor_command(sub)
     add_zoo_command(sub)
     add_report_command(sub)
 
     args, extra = parser.parse_known_args(argv)
     if getattr(args, "cluster_command", None):
         return args.cluster_command(args, extra)
+    if getattr(args, "doctor_command", None):
+        return args.doctor_command(args, extra)
     if getattr(args, "zoo_command", None):
         return args.zoo_command(args, extra)
     if getattr(args, "report_command", None):
