@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     p_run = sub.add_parser("run", help="run the case table (pytest underneath)")
     p_run.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
     p_run.add_argument("--level", action="append", default=[], choices=["core", "extended"])
+    p_run.add_argument("--tier", default="full", choices=["full", "pr"],
+                       help="pr: leave out rows marked slow (minutes on a real cluster; reported as skipped with the "
+                            "reason) - a pull request's run; full: every row (default)")
     p_run.add_argument("--backend", default="render", choices=["render", "live"])
     p_run.add_argument("--provider", choices=["local", "realnodes", "kind", "k3s", "existing"], default=None,
                        help="live backend: where the cluster comes from (default: local, or existing with --kubeconfig); "
@@ -238,6 +241,11 @@ def run(args, extra: list[str]) -> int:
         pytest_args += ["--conformance-profile", profile]
     for level in args.level:
         pytest_args += ["--conformance-level", level]
+    if args.tier != "full":
+        if args.snapshot_update:
+            print("conformance run: --snapshot-update writes every golden: it runs --tier full", file=sys.stderr)
+            return 2
+        pytest_args += ["--conformance-tier", args.tier]
     if args.keyword:
         pytest_args += ["-k", args.keyword]
     if args.live_workers is not None:
