@@ -75,6 +75,8 @@ class Case:
     steps: list[Step] | None = None
     #: "full" or "summary" (counts instead of every object), see the schema.
     golden: str = "full"
+    #: Why the row is too slow for a pull request (``--tier pr`` skips it saying so); None: it is not.
+    slow: str | None = None
 
     @property
     def full_id(self) -> str:
@@ -195,7 +197,7 @@ def load_table(path: Path, root: Path) -> Table:
             versions=row.get("versions", defaults.get("versions", ">=0")),
             level=row.get("level", defaults.get("level", "core")),
             inputs=inputs, expect=row.get("expect", {}), source=label, path=path,
-            steps=steps, golden=row.get("golden", "full"),
+            steps=steps, golden=row.get("golden", "full"), slow=row.get("slow"),
         ))
     return table
 

@@ -27,6 +27,7 @@ from reconciler.profiles import DEFAULT_PROFILE, PROFILES
 from . import cases as case_loader
 from . import table as table_dirs
 from .cluster.cli import add_cluster_commands
+from .cluster.doctor import add_doctor_command
 from .report.cli import add_report_command, pytest_args as report_pytest_args, run_options as report_run_options
 from .zoo.cli import add_zoo_command
 from .yamlio import dump
@@ -53,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     p_run = sub.add_parser("run", help="run the case table (pytest underneath)")
     p_run.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
     p_run.add_argument("--level", action="append", default=[], choices=["core", "extended"])
+    p_run.add_argument("--tier", default="full", choices=["full", "pr"],
+                       help="pr: leave out rows marked slow (minutes on a real cluster; reported as skipped with the "
+                            "reason) - a pull request's run; full: every row (default)")
     p_run.add_argument("--backend", default="render", choices=["render", "live"])
     p_run.add_argument("--provider", choices=["local", "realnodes", "kind", "k3s", "existing"], default=None,
                        help="live backend: where the cluster comes from (default: local, or existing with --kubeconfig); "
@@ -79,12 +83,15 @@ def main(argv: list[str] | None = None) -> int:
     p_list.add_argument("--profile", action="append", default=[], choices=sorted(PROFILES))
 
     add_cluster_commands(sub)
+    add_doctor_command(sub)
     add_zoo_command(sub)
     add_report_command(sub)
 
     args, extra = parser.parse_known_args(argv)
     if getattr(args, "cluster_command", None):
         return args.cluster_command(args, extra)
+    if getattr(args, "doctor_command", None):
+        return args.doctor_command(args, extra)
     if getattr(args, "zoo_command", None):
         return args.zoo_command(args, extra)
     if getattr(args, "report_command", None):
@@ -222,6 +229,8 @@ def run(args, extra: list[str]) -> int:
     pytest_args = [str(SUITE_DIR), "-p", "conformance.pytest_plugin", "-o", "addopts=", "-p", "no:cacheprovider",
                    "--rootdir", str(Path.cwd()), "--conformance-backend", args.backend, "-q"]
     if args.backend == "live":
+        from .cluster.process import handle_termination
+        handle_termination()  # SIGTERM/SIGHUP unwind like Ctrl-C: nothing of the run is left behind
         # The pool's progress line comes from a thread while tests wait; pytest would capture it.
         pytest_args.append("--capture=no")
     if args.cases_dir:
@@ -232,6 +241,11 @@ def run(args, extra: list[str]) -> int:
         pytest_args += ["--conformance-profile", profile]
     for level in args.level:
         pytest_args += ["--conformance-level", level]
+    if args.tier != "full":
+        if args.snapshot_update:
+            print("conformance run: --snapshot-update writes every golden: it runs --tier full", file=sys.stderr)
+            return 2
+        pytest_args += ["--conformance-tier", args.tier]
     if args.keyword:
         pytest_args += ["-k", args.keyword]
     if args.live_workers is not None:

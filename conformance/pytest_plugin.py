@@ -4,7 +4,7 @@ Installed as a ``pytest11`` entry point, so any pytest can run the table:
 ``pytest --pyargs conformance.suite --conformance-profile trainer-v2.3``. Its options carry the
 ``--conformance-`` prefix so they cannot clash with other plugins' (``conformance run`` maps its
 short ones onto them): ``-profile`` (repeatable), ``-backend`` (render|live), ``-kubeconfig``
-(live backend), ``-level``, ``-live-workers``, ``-cases-dir``, ``-snapshots-dir`` (the table:
+(live backend), ``-level``, ``-tier``, ``-live-workers``, ``-cases-dir``, ``-snapshots-dir`` (the table:
 :mod:`conformance.table`). It does nothing to a session that does not collect the suite's test.
 
 A full run fails when a golden belongs to no case (``make snapshots-update`` deletes it); a run
@@ -27,6 +27,9 @@ from .table import TableDirs, TableError, locate
 _STATE_KEY = pytest.StashKey[dict]()
 _DIRS_KEY = pytest.StashKey[TableDirs]()
 _SUITE_TEST = "test_conformance.py::test_case"
+#: Row selections: ``full`` runs every row; ``pr`` (a pull request's run) leaves out rows marked
+#: ``slow`` - skipped with the row's reason, never silently.
+TIERS = ("full", "pr")
 #: The placeholder test of a run that selected no case: it fails, saying what was asked for.
 NOTHING_SELECTED = "nothing-selected"
 
@@ -43,6 +46,8 @@ def pytest_addoption(parser):
                     help="live backend: cases in flight at once (default: $TC_LIVE_WORKERS or 4; 1 = one after another)")
     group.addoption("--conformance-level", action="append", default=[], choices=["core", "extended"],
                     help="run only rows of this level (repeatable)")
+    group.addoption("--conformance-tier", default="full", choices=list(TIERS),
+                    help="pr: leave out rows marked slow (each reported as skipped with its reason); full: every row")
     group.addoption("--conformance-cases-dir", default=None,
                     help="case tables (default: the checkout you are in, else the installed table)")
     group.addoption("--conformance-snapshots-dir", default=None,
@@ -118,9 +123,20 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize(("conformance_case", "conformance_profile"), params, ids=ids)
 
 
+def tier_skip(config, case) -> str | None:
+    """The skip reason of a row the ``--conformance-tier`` leaves out, or None."""
+    if config.getoption("--conformance-tier") == "pr" and getattr(case, "slow", None):
+        return f"--tier pr leaves out slow rows: {case.slow}"
+    return None
+
+
 def pytest_collection_modifyitems(session, config, items):
-    if config.getoption("-k") or config.getoption("-m"):
+    if config.getoption("-k") or config.getoption("-m") or config.getoption("--conformance-tier") != "full":
         config.stash[_STATE_KEY]["selected_everything"] = False
+    for item in items:
+        reason = tier_skip(config, getattr(getattr(item, "callspec", None), "params", {}).get("conformance_case"))
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))
     if config.getoption("--conformance-backend") == "live":
         # Grouped by profile (stable within one): a live profile switch restarts the operator.
         items.sort(key=lambda item: getattr(getattr(item, "callspec", None), "params", {}).get("conformance_profile", ""))
@@ -137,7 +153,7 @@ def pytest_collection_finish(session):
     for item in session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         case, profile = params.get("conformance_case"), params.get("conformance_profile")
-        if isinstance(case, case_loader.Case) and profile not in (None, "-"):
+        if isinstance(case, case_loader.Case) and profile not in (None, "-") and not tier_skip(config, case):
             chosen.append((item.nodeid, case, profile))
     from .backends import live
     live.start_pool(chosen, workers)

@@ -1,9 +1,16 @@
-"""``conformance cluster up|down|status``: a local control plane that outlives the command.
+"""``conformance cluster up|down|status``: a local control plane that outlives the command;
+``conformance cluster clean --kubeconfig K``: what killed runs left in any cluster.
 
 ``up`` starts one (detached) under ``<cache>/clusters/<name>/`` and prints the kubeconfig path;
 ``down`` stops it by the PIDs recorded in ``state.json`` and removes that directory; ``status``
 reports each component. Exit codes: 0 ok; 1 a component is down or start-up failed; 2 no such
 cluster (``down``/``status``) or one is already running (``up``); 3 binaries missing.
+
+``clean`` (:func:`conformance.cluster.podlife.clean`) removes the harness Nodes, run-labelled
+namespaces and recorded kwok processes of runs that did not end normally, printing a line per
+thing removed. Exit codes: 0 done (also when there was nothing); 1 something is still
+terminating after ``--timeout``; 2 the cluster cannot be used (one line says why: no such
+kubeconfig, unreachable server, rejected credentials, forbidden).
 """
 
 from __future__ import annotations
@@ -46,6 +53,14 @@ def add_cluster_commands(subparsers) -> None:
     p_status = sub.add_parser("status", help="show each component's PID and health")
     common(p_status)
     p_status.set_defaults(cluster_command=command(cluster_status))
+
+    p_clean = sub.add_parser("clean", help="remove what killed runs left in a cluster: harness Nodes, run-labelled "
+                                           "namespaces, their kwok processes (found by the run label; nothing else)")
+    p_clean.add_argument("--kubeconfig", required=True, type=Path, help="the cluster the runs used")
+    p_clean.add_argument("--run", action="append", default=None, metavar="RUN_ID",
+                         help="only this run (the value of the training-conformance.io/run label; repeatable)")
+    p_clean.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for deletions (default: %(default)s)")
+    p_clean.set_defaults(cluster_command=command(cluster_clean))
 
 
 def state_dir(args) -> Path:
@@ -105,3 +120,27 @@ def cluster_status(args) -> int:
         state = "healthy" if s["healthy"] else "running, not healthy" if s["running"] else "NOT RUNNING"
         print(f"  {name.ljust(width)}  pid {s['pid'] or '-':<8} {state}  ({s['log']})")
     return 0 if all(s["healthy"] for s in report.values()) else 1
+
+
+def cluster_clean(args) -> int:
+    from .access import AccessError, connect, explain
+    from .podlife import clean
+
+    try:
+        api, _ = connect(args.kubeconfig)
+    except AccessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        lines = clean(api, args.kubeconfig, runs=args.run, timeout=args.timeout)
+    except Exception as exc:  # noqa: BLE001 - forbidden, unreachable mid-way: one line
+        print(f"error: {explain(exc, args.kubeconfig, 'list and delete run-labelled Nodes and namespaces')}",
+              file=sys.stderr)
+        return 2
+    finally:
+        api.close()
+    for line in lines:
+        print(("" if line.startswith(("skipped", "still")) else "removed ") + line)
+    if not lines:
+        print(f"nothing to clean in the cluster of {args.kubeconfig}")
+    return 1 if any(line.startswith("still") for line in lines) else 0

@@ -196,7 +196,8 @@ class HarnessPods:
             self.state_dir = None
 
     def _write_state(self) -> None:
-        state = {"runId": self.run_id, "kubeconfig": str(self.kubeconfig), "nodes": self.node_names,
+        state = {"runId": self.run_id, "kubeconfig": str(Path(self.kubeconfig).resolve()), "nodes": self.node_names,
+                 "ownerPid": os.getpid(), "ownerExecutable": _owner_argv0(),
                  "kwokPid": self._popen.pid if self._popen is not None else None,
                  "kwokExecutable": self._popen.args[0] if self._popen is not None else None,
                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -238,26 +239,73 @@ def steering_problem(api, run_id: str) -> str | None:
             f"or run with --pod-lifecycle cluster to let the cluster's kubelets run the pods")
 
 
-def clean(api, kubeconfig: Path) -> list[str]:
-    """Remove what killed runs of this harness left in the cluster of ``kubeconfig`` - Nodes and
-    namespaces labelled with a run, local kwok processes recorded for that kubeconfig - and
-    nothing else. Returns a line per thing removed."""
-    removed = []
-    for kind in ("Node", "Namespace"):
-        resource = api.must_resource("v1", kind)
-        for obj in api.list(resource, None, label_selector=RUN_LABEL).get("items", []):
-            api.delete(resource, None, obj["metadata"]["name"])
-            removed.append(f"{kind} {obj['metadata']['name']} (run {obj['metadata']['labels'][RUN_LABEL]})")
-    for state_file in sorted(runs_dir().glob("*/state.json")) if runs_dir().is_dir() else []:
+def _owner_argv0() -> str | None:
+    """This process's argv[0] as /proc shows it, so that :func:`is_running` can tell it later."""
+    try:
+        return Path("/proc/self/cmdline").read_bytes().split(b"\0", 1)[0].decode()
+    except OSError:
+        return None
+
+
+def recorded_runs(kubeconfig: Path) -> list[dict]:
+    """The state files under :func:`runs_dir` of runs against ``kubeconfig`` (resolved paths
+    compared), each with ``stateDir`` added and ``alive``: its owning process still runs."""
+    found = []
+    if not runs_dir().is_dir():
+        return found
+    for state_file in sorted(runs_dir().glob("*/state.json")):
         try:
             state = json.loads(state_file.read_text())
         except (OSError, ValueError):
             continue
-        if Path(state.get("kubeconfig", "")).resolve() != Path(kubeconfig).resolve():
+        if not isinstance(state, dict) or Path(str(state.get("kubeconfig", ""))).resolve() != Path(kubeconfig).resolve():
+            continue
+        pid = state.get("ownerPid")
+        state["alive"] = bool(pid) and is_running(pid, state.get("ownerExecutable"))
+        state["stateDir"] = str(state_file.parent)
+        found.append(state)
+    return found
+
+
+def clean(api, kubeconfig: Path, *, runs: list[str] | None = None, timeout: float = 60.0) -> list[str]:
+    """Remove what killed runs of this harness left in the cluster of ``kubeconfig``, and nothing
+    else: local kwok processes recorded for that kubeconfig under :func:`runs_dir`, then the
+    namespaces labelled ``training-conformance.io/run`` (their pods force-deleted first: no kwok
+    is left to confirm a graceful delete), then the Nodes with that label; waits up to
+    ``timeout`` seconds for them to be gone. A run whose state file names an owner process still
+    running on this machine is left alone (``skipped ...`` line); ``runs`` narrows it to those
+    run ids. Returns a line per thing removed or skipped."""
+    removed, alive = [], set()
+    for state in recorded_runs(kubeconfig):
+        run = str(state.get("runId"))
+        if runs is not None and run not in runs:
+            continue
+        if state["alive"]:
+            alive.add(run)
+            removed.append(f"skipped run {run}: its process {state.get('ownerPid')} is still running")
             continue
         pid, executable = state.get("kwokPid"), state.get("kwokExecutable")
         if pid and is_running(pid, executable):
             stop_groups([(pid, None)])
-            removed.append(f"kwok process {pid} (run {state.get('runId')})")
-        shutil.rmtree(state_file.parent, ignore_errors=True)
+            removed.append(f"kwok process {pid} (run {run})")
+        shutil.rmtree(state["stateDir"], ignore_errors=True)
+    gone = []
+    namespaces, nodes, pods = (api.must_resource("v1", k) for k in ("Namespace", "Node", "Pod"))
+    for resource in (namespaces, nodes):
+        for obj in api.list(resource, None, label_selector=RUN_LABEL).get("items", []):
+            name, run = obj["metadata"]["name"], obj["metadata"]["labels"][RUN_LABEL]
+            if run in alive or (runs is not None and run not in runs):
+                continue
+            if resource is namespaces:
+                for pod in api.list(pods, name).get("items", []):
+                    api.delete(pods, name, pod["metadata"]["name"], grace_seconds=0)
+            api.delete(resource, None, name)
+            gone.append((resource, name))
+            removed.append(f"{resource.kind} {name} (run {run})")
+    deadline = time.monotonic() + timeout
+    while gone and time.monotonic() < deadline:
+        gone = [(r, n) for r, n in gone if api.get(r, None, n) is not None]
+        if gone:
+            time.sleep(0.5)
+    removed += [f"still terminating after {timeout:.0f}s: {r.kind} {n}" for r, n in gone]
     return removed

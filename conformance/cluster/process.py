@@ -132,22 +132,34 @@ def log_tail(path: Path, lines: int = 25) -> str:
 
 #: Things with a ``down()`` that must run even if the process ends abruptly (planes, harness nodes).
 _TEARDOWN: "weakref.WeakSet" = weakref.WeakSet()
-_HOOKS_INSTALLED = False
+_ATEXIT_INSTALLED = False
+#: The termination signal already received (a second one ends the process at once).
+_SIGNALLED: int | None = None
 
 
 def down_at_exit(thing) -> None:
-    """Call ``thing.down()`` at interpreter exit and on SIGTERM/SIGHUP (SIGINT already raises
-    KeyboardInterrupt, which unwinds through the owners' own ``down()``)."""
-    global _HOOKS_INSTALLED
-    if not _HOOKS_INSTALLED:
+    """Call ``thing.down()`` at interpreter exit; on SIGTERM/SIGHUP, see :func:`handle_termination`."""
+    global _ATEXIT_INSTALLED
+    if not _ATEXIT_INSTALLED:
         atexit.register(_down_all)
-        if threading.current_thread() is threading.main_thread():
-            # Only signals whose default would kill us without any cleanup.
-            for signum in (signal.SIGTERM, signal.SIGHUP):
-                if signal.getsignal(signum) is signal.SIG_DFL:
-                    signal.signal(signum, _on_signal)
-        _HOOKS_INSTALLED = True
+        _ATEXIT_INSTALLED = True
+    handle_termination()
     _TEARDOWN.add(thing)
+
+
+def handle_termination() -> None:
+    """Make SIGTERM and SIGHUP end this process as Ctrl-C does: a KeyboardInterrupt in the main
+    thread, which unwinds through every owner's own clean-up (``with`` blocks, ``finally``,
+    pytest's session end, ``atexit``: the live session's log dir, the kubernetes client's
+    temporary CA files) - a signal's default action would kill us with none of that. A second
+    signal tears down what is registered here and dies at once. Only signals still at their
+    default are taken, and only from the main thread (where Python runs handlers); a command
+    calls this early, as its threads may start the clusters."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _on_signal)
 
 
 def forget_at_exit(thing) -> None:
@@ -163,6 +175,10 @@ def _down_all() -> None:
 
 
 def _on_signal(signum, _frame) -> None:
+    global _SIGNALLED
+    if _SIGNALLED is None:
+        _SIGNALLED = signum
+        raise KeyboardInterrupt(f"{signal.Signals(signum).name} received")
     _down_all()
     # Then do what the signal would have done without us.
     signal.signal(signum, signal.SIG_DFL)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import http.server
 import logging
+import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -165,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--health-port", type=int, required=True)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    # The plane stops us with SIGTERM: exit through SystemExit so that atexit runs - the kubernetes
+    # client removes there the temporary file it wrote the kubeconfig's CA data to.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     binder = Binder(Api.from_kubeconfig(args.kubeconfig))
     _serve_health(args.health_port, binder.ready)
     binder.run()

@@ -148,7 +148,9 @@ class Collector:
             kubernetes_version=backend_kubernetes_version(self.backend), harness_version=harness_version(),
             backend=self.backend, operator=self.operator,
             selection={"profiles": config.getoption("--conformance-profile"), "levels": config.getoption("--conformance-level"),
-                       "keyword": config.getoption("keyword") or ""},
+                       "keyword": config.getoption("keyword") or "",
+                       # only when not every row: --tier pr leaves out the rows marked slow
+                       **({"tier": tier} if (tier := config.getoption("--conformance-tier", default="full")) != "full" else {})},
             goldens="rewritten" if self.snapshot_update() else "checked",
             extra_errors=_unused_golden_errors(config))
         write_all(self.report_dir, list(self.results.values()), report,
@@ -184,6 +186,8 @@ class Collector:
             args += ["--level", level]
         if config.getoption("keyword"):
             args += ["-k", config.getoption("keyword")]
+        if config.getoption("--conformance-tier", default="full") != "full":
+            args += ["--tier", config.getoption("--conformance-tier")]
         for option in ("--cases-dir", "--snapshots-dir"):
             if config.getoption(f"--conformance-{option[2:]}"):
                 args += [option, config.getoption(f"--conformance-{option[2:]}")]

@@ -20,6 +20,8 @@ def _selection(selection: dict) -> str:
              f"levels: {', '.join(selection.get('levels') or []) or 'all'}"]
     if selection.get("keyword"):
         parts.append(f"-k {selection['keyword']}")
+    if selection.get("tier"):
+        parts.append(f"tier {selection['tier']} (rows marked slow left out)")
     return "; ".join(parts)
 
 

@@ -5,7 +5,7 @@ The shape follows Gateway API's ``ConformanceReport`` (kubernetes-sigs/gateway-a
 ``extended`` blocks each carry ``result``, ``statistics {Passed, Failed, Skipped}``,
 ``failedTests`` and ``skippedTests``. Our own fields: ``kubernetesVersion`` (what the backend ran
 against), ``harnessVersion``, ``backend``, ``operator`` (``reference`` = this project's reconciler,
-``external`` = a vendor's operator), ``selection`` (the ``--profile``/``--level``/``-k`` filters,
+``external`` = a vendor's operator), ``selection`` (the ``--profile``/``--level``/``-k`` filters and ``--tier`` unless full,
 so a partial run cannot pass for a full one), ``goldens`` (``checked``, or ``rewritten`` when the
 run used ``--snapshot-update`` and so compared nothing against goldens), a profile-level
 ``result``, and ``errors``.

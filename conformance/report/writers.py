@@ -11,7 +11,8 @@ We write it ourselves: pytest's junitxml names cases after the pytest node
 Submission README: the run's command lines; a live run's cluster is the user's to name, so the
 ``conformance`` command says ``--kubeconfig "$KUBECONFIG"`` (:data:`KUBECONFIG_PLACEHOLDER`).
 
-Log: one ``PASSED|FAILED|SKIPPED|ERROR <profile>:<table>/<row>`` line per case, then every
+Log: one ``PASSED|FAILED|SKIPPED|ERROR <profile>:<table>/<row>`` line per case (a skip followed by
+`` - <reason>``: a skipped row always says why), then every
 failure and error text, then ``N passed, N failed, N skipped`` (errors, including run-level ones
 such as unused goldens, count as failed, as in the pytest summary line).
 """
@@ -88,7 +89,8 @@ def log_text(results: list[CaseResult], report: dict) -> str:
     lines = [f"training-conformance {report['harnessVersion']}: {impl['organization']}/{impl['project']} "
              f"{impl['version']}, operator {report['operator']}, backend {report['backend']}, "
              f"kubernetes {report['kubernetesVersion']}, {report['date']}", ""]
-    lines += [f"{r.outcome.upper()} {r.full_id}" for r in results]
+    lines += [f"{r.outcome.upper()} {r.full_id}" + (f" - {' '.join(r.text.split())}" if r.outcome == "skipped" and r.text.strip()
+                                                   else "") for r in results]
     problems = [(r.outcome.upper(), r.full_id, r.text) for r in results if r.outcome in ("failed", "error")]
     case_errors = {r.full_id for r in results if r.outcome == "error"}
     run_errors = [e for e in report.get("errors") or [] if e["id"] not in case_errors]
