@@ -19,15 +19,18 @@ conformance: $(STAMP)
 # Every test, in order: unit tests + the table on the render backend; the bug zoo (fails if a
 # known-bad variant slips through); the binaries for the live tests (built once into the cache,
 # then a 1-second check); the live-marked tests (local control plane, live backend, upstream kit);
-# and the whole live table (every profile; LIVE_PROFILES narrows it) on the local control plane
-# against the render goldens.
+# the whole live table (every profile; LIVE_PROFILES narrows it) on the local control plane
+# against the render goldens; and one profile again on `realnodes` (stand-in kubelets that never run
+# the cases' images, as kind's) with the harness's own pod lifecycle.
 LIVE_PROFILES ?=
+REALNODES_PROFILE ?= volcano-v1.12
 test: $(STAMP)
 	$(BIN)/pytest -q
 	$(BIN)/conformance zoo
 	$(MAKE) control-plane upstream-kit
 	$(BIN)/pytest -q -m live tests
 	$(BIN)/conformance run --backend live $(foreach p,$(LIVE_PROFILES),--profile $(p))
+	$(BIN)/conformance run --backend live --provider realnodes --pod-lifecycle harness --profile $(REALNODES_PROFILE)
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests
@@ -64,6 +67,7 @@ cluster-down: $(STAMP)
 test-live: $(STAMP) control-plane upstream-kit
 	$(BIN)/pytest -q -m live tests
 	$(BIN)/conformance run --backend live $(foreach p,$(LIVE_PROFILES),--profile $(p))
+	$(BIN)/conformance run --backend live --provider realnodes --pod-lifecycle harness --profile $(REALNODES_PROFILE)
 
 # Upstream kit (conformance/upstream/): the real Trainer (v2.1.0, v2.3.0), JobSet (v0.10.1,
 # v0.12.0), Training Operator (v1.8.1, v1.9.2) and MPI Operator (v0.6.0) managers and kustomize,
