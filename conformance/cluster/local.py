@@ -52,7 +52,6 @@ cluster up`` command uses to leave the cluster running.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
 import secrets
@@ -515,14 +514,13 @@ class LocalControlPlane:
         }
 
     def _write_kubeconfig(self, pki: certs.CertPaths) -> None:
-        def b64(path: Path) -> str:
-            return base64.b64encode(path.read_bytes()).decode()
-
+        # The CA by path, not inline: a client given inline data (the official Python client) writes it
+        # to a temp file it removes only at a clean exit, so a process killed mid-start left one behind.
         config = {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": CLUSTER_NAME, "cluster": {
-                "server": self.server, "certificate-authority-data": b64(pki.ca_cert)}}],
+                "server": self.server, "certificate-authority": str(Path(pki.ca_cert).resolve())}}],
             "users": [{"name": certs.ADMIN_USER, "user": {"token": self._token}}],
             "contexts": [{"name": CLUSTER_NAME, "context": {
                 "cluster": CLUSTER_NAME, "user": certs.ADMIN_USER, "namespace": "default"}}],
