@@ -15,6 +15,7 @@
 #   tools/upstream/training-operator-v1.9  github.com/kubeflow/training-operator/cmd/training-operator.v1
 #   tools/upstream/training-operator-v1.8
 #   tools/upstream/mpi-operator-v0.6       github.com/kubeflow/mpi-operator/cmd/mpi-operator
+#   tools/upstream/lws-v0.7                sigs.k8s.io/lws/cmd   (cmd/main.go)
 #   tools/upstream/kustomize               sigs.k8s.io/kustomize/kustomize/v5 (renders their manifests)
 #
 # into ${TC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/training-conformance}/upstream/<project>-<version>/,

@@ -180,8 +180,9 @@ class Cluster:
             mutate(obj, self)
         if served is not None and mutators:
             # The apiserver prunes and defaults a custom resource again after mutating webhooks
-            # patched it (apiextensions-apiserver: defaulting "after mutating admission plugins").
-            obj, _ = schema.prune_and_default(obj, served[0])
+            # patched it (apiextensions-apiserver: defaulting "after mutating admission plugins");
+            # nulls a webhook wrote stay (the coercer that prunes them runs at request decoding).
+            obj, _ = schema.prune_and_default(obj, served[0], nulls=False)
         # ValidateObjectMetaAccessor first, then the CRD schema or the kind's own validation.
         errors = objectmeta.validate(obj)
         if served is not None:

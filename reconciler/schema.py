@@ -60,10 +60,13 @@ def _body(schema: dict) -> dict:
     return {**schema, "properties": props}
 
 
-def prune_and_default(obj: dict, schema: dict) -> tuple[dict, list[str]]:
+def prune_and_default(obj: dict, schema: dict, nulls: bool = True) -> tuple[dict, list[str]]:
     """What decoding a request does: drop unknown fields, then apply ``default`` values.
 
     Returns the new object and the paths of the pruned fields (the apiserver warns about them).
+    ``nulls=False``: non-nullable nulls are kept - after mutating webhooks, whose patched object the
+    apiserver decodes without the schema coercer (``unstructuredSchemaCoercer`` prunes nulls at
+    request decoding only), so a null a webhook writes reaches validation.
     """
     obj = copy.deepcopy(obj)
     pruned: list[str] = []
@@ -72,7 +75,8 @@ def prune_and_default(obj: dict, schema: dict) -> tuple[dict, list[str]]:
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
     body = _as_decoded(body)
     _prune(body, body_schema, "", pruned)
-    _prune_nulls(body, body_schema)
+    if nulls:
+        _prune_nulls(body, body_schema)
     _default(body, body_schema)
     return {**top, **body}, pruned
 

@@ -551,3 +551,27 @@ def test_a_selector_go_map_order_leaves_out_goes_where_render_has_none():
     running["status"]["conditions"] = [{"type": "Running", "status": "True"}]
     [not_finished] = gozero.strip([running], [rendered])  # before the end every type is visited
     assert "selector" in not_finished["status"]["replicaStatuses"]["Worker"]
+
+
+def test_lws_revision_data_loses_the_null_creation_timestamp_of_apimachinery_v0_33():
+    """LWS v0.7.0 (apimachinery v0.33.3, no omitzero) writes its revision's pod templates with
+    ``metadata: {creationTimestamp: null}``; render has no such field. A real timestamp, or one render
+    writes too, stays."""
+    from conformance.live import gozero
+
+    def revision(worker_metadata: dict | None) -> dict:
+        worker = {"spec": {"containers": [{"name": "worker", "image": "x"}]}}
+        if worker_metadata is not None:
+            worker["metadata"] = worker_metadata
+        return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "lws-abc-1"},
+                "data": {"spec": {"leaderWorkerTemplate": {"size": 2, "workerTemplate": worker}}}, "revision": 1}
+
+    def worker(obj: dict) -> dict:
+        return obj["data"]["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+
+    [stripped] = gozero.strip([revision({"creationTimestamp": None})], [revision(None)])
+    assert "metadata" not in worker(stripped)
+    [stripped] = gozero.strip([revision({"creationTimestamp": None, "labels": {"a": "b"}})], [revision({"labels": {"a": "b"}})])
+    assert worker(stripped)["metadata"] == {"labels": {"a": "b"}}
+    [stripped] = gozero.strip([revision({"creationTimestamp": "2026-01-01T00:00:00Z"})], [revision(None)])
+    assert worker(stripped)["metadata"] == {"creationTimestamp": "2026-01-01T00:00:00Z"}

@@ -235,6 +235,16 @@ def test_revision_covers_template_and_network_only():
     assert revision.key_of(lws()) == key
 
 
+def test_revision_key_is_the_one_the_real_v0_7_0_manager_computes():
+    """docs/results/lws-v0.7.0: for admission/defaults' LWS the real manager (apimachinery v0.33.3,
+    whose ObjectMeta writes creationTimestamp: null) made revision test-sample-59cc48d6d5-1."""
+    defaulted = {"metadata": {"name": "test-sample", "namespace": "default"},
+                 "spec": {"replicas": 2, "networkConfig": {"subdomainPolicy": "Shared"},
+                          "leaderWorkerTemplate": {"size": 3, "restartPolicy": "RecreateGroupOnPodRestart", "workerTemplate": {
+                              "spec": {"containers": [{"name": "worker", "image": "nginxinc/nginx-unprivileged:1.27"}]}}}}}
+    assert revision.key_of(defaulted) == "59cc48d6d5"
+
+
 # ---------------------------------------------------------------- rolling update partition
 
 @pytest.mark.parametrize("states, replicas, step, current, expected", [

@@ -162,3 +162,16 @@ def test_scale_values_of_another_type_get_the_unstructured_accessor_error():
     [selector] = validate_scale({"status": {"selector": 1.5}}, _SCALE)
     assert str(selector) == ('.status.selector: Invalid value: "": .status.selector accessor error: '
                              "1.5 is of the type float64, expected string")
+
+
+def test_nulls_are_pruned_when_a_request_is_decoded_but_not_after_a_mutating_webhook():
+    """apiextensions-apiserver: unstructuredSchemaCoercer (request decoding) prunes non-nullable nulls;
+    the object a mutating webhook patched is only defaulted, so its nulls reach validation."""
+    obj = runtime({"mpi": {}})
+    obj["spec"]["template"]["spec"]["replicatedJobs"][0]["template"] = {
+        "spec": {"template": {"spec": {"containers": None}}}}
+    pod_spec = lambda o: o["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]  # noqa: E731
+    decoded, _ = schema.prune_and_default(obj, RUNTIME)
+    assert "containers" not in pod_spec(decoded)
+    patched, _ = schema.prune_and_default(obj, RUNTIME, nulls=False)
+    assert pod_spec(patched) == {"containers": None}

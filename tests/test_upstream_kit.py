@@ -135,6 +135,20 @@ def test_projects_start_after_what_they_require():
     assert [p.name for p in with_requirements("trainer")] == ["jobset", "trainer"]
     assert [p.name for p in with_requirements("training-operator")] == ["training-operator"]
     assert [p.name for p in with_requirements("mpi-operator")] == ["mpi-operator"]
+    assert [p.name for p in with_requirements("lws")] == ["lws"]
+
+
+def test_webhook_probes_are_chosen_per_project():
+    """JobSet and LWS both name their pod webhooks mpod.kb.io and vpod.kb.io (each in its own
+    configuration): a project's webhooks get that project's probes only."""
+    from conformance.upstream.probes import lws_pod_webhooks, jobset_pod_webhooks, probes_for
+
+    lws, unprobed = probes_for(["mleaderworkerset.kb.io", "mpod.kb.io", "vleaderworkerset.kb.io", "vpod.kb.io"], "lws")
+    assert unprobed == [] and {p.project for p in lws} == {"lws"} and len(lws) == 3
+    assert [p.run for p in lws if "mpod.kb.io" in p.webhooks] == [lws_pod_webhooks]
+    jobset, _ = probes_for(["mpod.kb.io", "vpod.kb.io"], "jobset")
+    assert [p.run for p in jobset] == [jobset_pod_webhooks]
+    assert probes_for(["mpod.kb.io"], "training-operator") == ([], ["mpod.kb.io"])
 
 
 def test_upstream_conformance_runs_are_named_by_project_and_version():
@@ -599,3 +613,99 @@ def test_a_manager_that_exits_is_started_again(cluster, api):
         assert kit.restarts() == {"mpi-operator": 1} and manager.exits == [-signal.SIGKILL]
     finally:
         kit.down()
+
+
+# ---------------------------------------------------------------------- LeaderWorkerSet
+
+LWS_WEBHOOK_PATHS = {  # lws-volcano-upstream.md A.4 "Webhook registrations"
+    "lws-mutating-webhook-configuration": {"mleaderworkerset.kb.io": "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
+                                           "mpod.kb.io": "/mutate--v1-pod"},
+    "lws-validating-webhook-configuration": {"vleaderworkerset.kb.io": "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset",
+                                             "vpod.kb.io": "/validate--v1-pod"},
+}
+
+
+def leader_worker_set(name: str, replicas: int, size: int, annotations: dict | None = None) -> dict:
+    template = {"spec": {"containers": [{"name": "lws", "image": "registry.invalid/lws:1"}]}}
+    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+            "metadata": {"name": name, **({"annotations": annotations} if annotations else {})},
+            "spec": {"replicas": replicas, "leaderWorkerTemplate": {"size": size, "workerTemplate": template}}}
+
+
+@live
+@pytest.mark.parametrize("release", ["v0.7.0"], scope="class")
+@pytest.mark.parametrize("project", ["lws"], scope="class")
+class TestLeaderWorkerSet:
+    def test_its_crd_and_four_webhooks_are_installed_on_loopback(self, api, project_kit):
+        from kubernetes import client
+
+        assert kit_builds(project_kit) == {"lws": "v0.7.0"}
+        assert [c["metadata"]["name"] for c in project_kit.manifests["lws"].crds] == [
+            "leaderworkersets.leaderworkerset.x-k8s.io"]
+        admission = client.AdmissionregistrationV1Api(api)
+        url = project_kit.managers["lws"].webhook_url
+        for name, paths in LWS_WEBHOOK_PATHS.items():
+            read = (admission.read_mutating_webhook_configuration if "mutating" in name
+                    else admission.read_validating_webhook_configuration)
+            assert {w.name: w.client_config.url for w in read(name).webhooks} == {
+                hook: url + path for hook, path in paths.items()}
+        assert project_kit.unprobed_webhooks == []
+
+    def test_subgroup_exclusive_topology_without_a_subgroup_policy_is_denied_by_the_upstream_webhook(
+            self, api, project_kit):
+        from kubernetes.client.exceptions import ApiException
+
+        ensure_namespace(api, "tc-upstream-lws")
+        key = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
+        with pytest.raises(ApiException) as denied:
+            create(api, leader_worker_set("no-subgroup", 1, 2, {key: "kubernetes.io/hostname"}), "tc-upstream-lws")
+        assert denied.value.status == 403
+        # A.4 validator: generalValidate, field.Invalid on the annotation.
+        assert json.loads(denied.value.body)["message"] == (
+            'admission webhook "vleaderworkerset.kb.io" denied the request: '
+            f'metadata.annotations.{key}: Invalid value: "kubernetes.io/hostname": '
+            "cannot have subgroup-exclusive-topology without subGroupSize set")
+
+    def test_a_leaderworkerset_becomes_its_leader_statefulset(self, api, project_kit):
+        from kubernetes import client
+
+        namespace = "tc-upstream-lws-sts"
+        ensure_namespace(api, namespace)
+        created = create(api, leader_worker_set("lws", replicas=2, size=3), namespace)
+        apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+
+        def leader_set():
+            items = apps.list_namespaced_stateful_set(namespace).items
+            return next((s for s in items if s.metadata.name == "lws"), None)
+
+        # A.1: the leader StatefulSet is named after the LWS, one leader per group (replicas).
+        sts = wait_for(leader_set, "the LWS controller to create StatefulSet lws")
+        owner = sts.metadata.owner_references[0]
+        assert (owner.kind, owner.name, owner.uid, owner.controller) == (
+            "LeaderWorkerSet", "lws", created["metadata"]["uid"], True)
+        assert sts.spec.replicas == 2
+        assert sts.spec.template.metadata.labels["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
+        assert sts.spec.template.metadata.annotations["leaderworkerset.sigs.k8s.io/size"] == "3"
+        # kube-controller-manager makes the leader pods lws-0 and lws-1; mpod.kb.io gives each
+        # its group index (from the name) and the LWS env.
+        pods = wait_for(lambda: len(core.list_namespaced_pod(namespace).items) >= 2 and
+                        core.list_namespaced_pod(namespace, label_selector="leaderworkerset.sigs.k8s.io/worker-index=0").items,
+                        "the leader pods")
+        leaders = {p.metadata.name: p for p in pods}
+        assert {n: p.metadata.labels.get("leaderworkerset.sigs.k8s.io/group-index") for n, p in leaders.items()} == {
+            "lws-0": "0", "lws-1": "1"}
+        env = {e.name: e.value for e in leaders["lws-1"].spec.containers[0].env}
+        assert env["LWS_GROUP_SIZE"] == "3" and env["LWS_WORKER_INDEX"] == "0"
+
+    def test_teardown_leaves_nothing_behind(self, api, project_kit):
+        from kubernetes import client
+
+        pid = project_kit.managers["lws"].popen.pid
+        project_kit.down()
+        crds = {c.metadata.name for c in client.ApiextensionsV1Api(api).list_custom_resource_definition().items}
+        assert "leaderworkersets.leaderworkerset.x-k8s.io" not in crds
+        admission = client.AdmissionregistrationV1Api(api)
+        names = {c.metadata.name for c in admission.list_validating_webhook_configuration().items}
+        names |= {c.metadata.name for c in admission.list_mutating_webhook_configuration().items}
+        assert not names & set(LWS_WEBHOOK_PATHS)
+        assert not Path(f"/proc/{pid}").exists()

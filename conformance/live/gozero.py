@@ -12,6 +12,8 @@ kinds only, see :mod:`.platform`), so the live object carries:
                        ``leaderTemplate`` / ``workerTemplate``) that has a ``spec`` (JobSet
                        ``spec.replicatedJobs[].template`` and its pod ``template``, Volcano
                        ``spec.tasks[].template``, a runtime's ``spec.template``)
+``creationTimestamp:`` ``null`` in such an ObjectMeta, as apimachinery before v0.34 writes its zero
+                       time (no ``omitzero``; LWS v0.7.0 builds with v0.33.3)
 ``resources: {}``      a container's ResourceRequirements (``containers``, ``initContainers``)
 ``protocol: TCP``      a container port's protocol (the value Kubernetes defaults it to)
 ``status: ''``         ``podFailurePolicy.rules[].onPodConditions[].status``
@@ -116,6 +118,8 @@ def _walk(node: dict, golden: dict, key: str) -> None:
     """``node`` sits under ``key`` (for a list element: the list's key); ``golden`` is render's
     node at the same place, ``{}`` when render has none."""
     if key in _TEMPLATE_KEYS and "spec" in node:
+        if isinstance(node.get("metadata"), dict):
+            _drop(node["metadata"], golden.get("metadata") or {}, "creationTimestamp", None)
         _drop(node, golden, "metadata", {})
     for (list_key, field), zero in _ELEMENT_ZEROS.items():
         if key == list_key:

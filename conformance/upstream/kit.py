@@ -456,8 +456,11 @@ class UpstreamKit:
     def _wait_webhooks(self) -> None:
         from kubernetes.client.exceptions import ApiException
 
-        names = [n for m in self.manifests.values() for n in m.webhook_names()]
-        probes, self.unprobed_webhooks = probes_for(names)
+        probes, self.unprobed_webhooks = [], []
+        for project, manifests in self.manifests.items():
+            chosen, unprobed = probes_for(manifests.webhook_names(), project)
+            probes += chosen
+            self.unprobed_webhooks += unprobed
         deadline = time.monotonic() + self.start_timeout
         pending = list(probes)
         last: dict[str, str] = {}

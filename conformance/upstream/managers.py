@@ -51,6 +51,17 @@ server: it would listen on every interface), default ``--threadiness`` 2, no ``-
 so only one MPI Operator runs on a machine at a time and the port must be free. It has no webhooks.
 It is ready when ``/healthz`` answers and its log says ``Started workers`` (after leading started
 and its informer caches synced, ``MPIJobController.Run``).
+
+**LeaderWorkerSet v0.7.0** (``sigs.k8s.io/lws/cmd``) is controller-runtime with a ``Configuration``
+file (``config.lws.x-k8s.io/v1alpha1``, decoded strictly, defaults applied): webhook server on
+``127.0.0.1:<port>`` serving our certificate from ``webhook.certDir``, health probes and metrics on
+loopback ports (metrics are always HTTPS behind authn/authz, its main hard-codes it, with a
+certificate controller-runtime makes in memory), ``internalCertManagement.enable: false`` (there is
+no flag for it; enabled, cert-controller's rotator would want the Secret ``lws-webhook-server-cert``
+and a mounted ``tls.crt``, and ``setupControllers`` waits for it), leader election off in the file
+and by ``--leader-elect=false`` (an explicit flag wins over the file; its Lease namespace would be
+the service-account namespace, else ``lws-system``). Its webhooks must run: the pod defaulter
+gives workers their ``worker-index`` label, which the pod controller requires.
 """
 
 from __future__ import annotations
@@ -68,7 +79,7 @@ from .pki import Pki
 
 @dataclass
 class Manager:
-    name: str  # the project: trainer | jobset | training-operator | mpi-operator
+    name: str  # the project: trainer | jobset | training-operator | mpi-operator | lws
     build: Build
     argv: list[str]
     env: dict[str, str]
@@ -218,3 +229,22 @@ def mpi_operator_manager(ctx: Context) -> Manager:
     return Manager("mpi-operator", ctx.build, argv, env, ctx.workdir / "mpi-operator.log",
                    webhook_port=None, health_port=port, ready_urls=(f"http://127.0.0.1:{port}/healthz",),
                    ready_log_line="Started workers", fixed_ports=(port,))
+
+
+def lws_manager(ctx: Context) -> Manager:
+    webhook_port, health_port, metrics_port = ctx.ports
+    cert_dir = ctx.workdir / "certs"
+    _write_cert(cert_dir, ctx.pki.cert, ctx.pki.key)
+    config = _write_config(ctx.workdir / "config.yaml", {
+        "apiVersion": "config.lws.x-k8s.io/v1alpha1",
+        "kind": "Configuration",
+        "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(cert_dir)},
+        "metrics": {"bindAddress": f"127.0.0.1:{metrics_port}"},
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+    })
+    argv = [str(ctx.build.binary), f"--config={config}", f"--kubeconfig={ctx.kubeconfig}", "--leader-elect=false"]
+    env = _env()
+    env.pop("ENABLE_WEBHOOKS", None)  # "false" would register neither webhook
+    return Manager("lws", ctx.build, argv, env, ctx.workdir / "lws.log", webhook_port, health_port, metrics_port)

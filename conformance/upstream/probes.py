@@ -10,6 +10,9 @@ looks for something only the webhook produces:
   for an object that is valid for the CRD schema and invalid only for the webhook's own checks;
 * or a field only the mutating webhook sets, in the object the dry run returns.
 
+Webhook names are unique only within a configuration (JobSet and LWS both have ``mpod.kb.io`` and
+``vpod.kb.io``), so a probe belongs to a project and is chosen for that project's webhooks.
+
 Dry runs leave nothing behind (every webhook here declares ``sideEffects: None``); the one real
 object, the ClusterTrainingRuntime the Trainer defaulter probe needs, is deleted again at once.
 """
@@ -31,6 +34,7 @@ PROBE_TOPOLOGY_KEY = "kubernetes.io/hostname"
 
 @dataclass(frozen=True)
 class Probe:
+    project: str  # conformance.upstream.projects name whose webhooks these are
     webhooks: tuple[str, ...]  # the webhook names this probe shows to be working
     description: str
     run: Callable[[object], str | None]  # ApiClient -> None when shown, else what is still missing
@@ -197,26 +201,73 @@ def pytorchjob_validator(api) -> str | None:
     return _dry_run_denied(api, "pytorchjobs", body, "validator.pytorchjob.training-operator.kubeflow.org")
 
 
+LWS_NAME_KEY = "leaderworkerset.sigs.k8s.io/name"  # the pod webhooks' objectSelector label
+
+
+def _lws(name: str, annotations: dict | None = None) -> dict:
+    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+            "metadata": {"name": name, **({"annotations": annotations} if annotations else {})},
+            "spec": {"leaderWorkerTemplate": {"size": 1, "workerTemplate": _pod_template("probe")}}}
+
+
+def lws_validator(api) -> str | None:
+    """Only the webhook refuses a subgroup-exclusive-topology annotation without a subGroupPolicy."""
+    body = _lws(PROBE_NAME, {"leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology": PROBE_TOPOLOGY_KEY})
+    return _dry_run_denied(api, "leaderworkersets", body, "vleaderworkerset.kb.io")
+
+
+def lws_defaulter(api) -> str | None:
+    from kubernetes import client
+
+    created = client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "leaderworkerset.x-k8s.io", "v1", PROBE_NAMESPACE, "leaderworkersets", _lws(PROBE_NAME), dry_run="All")
+    # The CRD has no default for networkConfig; the defaulter sets subdomainPolicy Shared.
+    policy = (created["spec"].get("networkConfig") or {}).get("subdomainPolicy")
+    return None if policy == "Shared" else "LeaderWorkerSet admitted without networkConfig (defaulter not called yet)"
+
+
+def lws_pod_webhooks(api) -> str | None:
+    """A leader Pod (worker-index 0) of a LeaderWorkerSet: mpod.kb.io labels it with the group index
+    parsed from its name and injects LWS_GROUP_SIZE (the size annotation). vpod.kb.io admits every
+    Pod; a failing call would have failed the request."""
+    from kubernetes import client
+
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": f"{PROBE_NAME}-0",
+                        "labels": {LWS_NAME_KEY: PROBE_NAME, "leaderworkerset.sigs.k8s.io/worker-index": "0"},
+                        "annotations": {"leaderworkerset.sigs.k8s.io/size": "1"}},
+           **_pod_template("probe")}
+    created = client.CoreV1Api(api).create_namespaced_pod(PROBE_NAMESPACE, pod, dry_run="All")
+    env = {e.name: e.value for e in created.spec.containers[0].env or []}
+    if created.metadata.labels.get("leaderworkerset.sigs.k8s.io/group-index") == "0" and env.get("LWS_GROUP_SIZE") == "1":
+        return None
+    return "leader Pod admitted without its group-index label and LWS env (mpod.kb.io not called yet)"
+
+
 PROBES = (
-    Probe(("vjobset.kb.io",), "JobSet denied by its validating webhook", jobset_validator),
-    Probe(("mjobset.kb.io",), "JobSet defaulted by its mutating webhook", jobset_defaulter),
-    Probe(("mpod.kb.io", "vpod.kb.io"), "JobSet pod webhooks called for a labelled Pod", jobset_pod_webhooks),
-    Probe(("validator.trainjob.trainer.kubeflow.org",),
+    Probe("jobset", ("vjobset.kb.io",), "JobSet denied by its validating webhook", jobset_validator),
+    Probe("jobset", ("mjobset.kb.io",), "JobSet defaulted by its mutating webhook", jobset_defaulter),
+    Probe("jobset", ("mpod.kb.io", "vpod.kb.io"), "JobSet pod webhooks called for a labelled Pod", jobset_pod_webhooks),
+    Probe("trainer", ("validator.trainjob.trainer.kubeflow.org",),
           "TrainJob with a missing runtime denied by the Trainer webhook", trainjob_validator),
-    Probe(("defaulter.trainjob.trainer.kubeflow.org",),
+    Probe("trainer", ("defaulter.trainjob.trainer.kubeflow.org",),
           "TrainJob runtimePatches time stamped by the Trainer defaulter", trainjob_defaulter),
-    Probe(("validator.clustertrainingruntime.trainer.kubeflow.org",),
+    Probe("trainer", ("validator.clustertrainingruntime.trainer.kubeflow.org",),
           "ClusterTrainingRuntime without a node container denied", clustertrainingruntime_validator),
-    Probe(("validator.trainingruntime.trainer.kubeflow.org",),
+    Probe("trainer", ("validator.trainingruntime.trainer.kubeflow.org",),
           "TrainingRuntime without a node container denied", trainingruntime_validator),
-    Probe(("validator.pytorchjob.training-operator.kubeflow.org",),
+    Probe("training-operator", ("validator.pytorchjob.training-operator.kubeflow.org",),
           "PyTorchJob with 2 Master replicas denied by the Training Operator webhook", pytorchjob_validator),
+    Probe("lws", ("vleaderworkerset.kb.io",),
+          "LeaderWorkerSet with a subgroup-exclusive annotation and no subGroupPolicy denied", lws_validator),
+    Probe("lws", ("mleaderworkerset.kb.io",), "LeaderWorkerSet given networkConfig by the LWS defaulter", lws_defaulter),
+    Probe("lws", ("mpod.kb.io", "vpod.kb.io"), "LWS pod webhooks called for a labelled leader Pod", lws_pod_webhooks),
 )
 
 
-def probes_for(webhook_names: list[str]) -> tuple[list[Probe], list[str]]:
-    """The probes covering ``webhook_names``, and the names no probe covers."""
+def probes_for(webhook_names: list[str], project: str) -> tuple[list[Probe], list[str]]:
+    """The probes of ``project`` covering ``webhook_names`` (its webhooks), and the names no probe covers."""
     wanted = set(webhook_names)
-    chosen = [p for p in PROBES if wanted & set(p.webhooks)]
+    chosen = [p for p in PROBES if p.project == project and wanted & set(p.webhooks)]
     covered = {name for p in chosen for name in p.webhooks}
     return chosen, sorted(wanted - covered)

@@ -136,7 +136,21 @@ MPI_OPERATOR = Project(
     namespace="mpi-operator",  # --lock-namespace: its leader-election Lease
 )
 
-PROJECTS = {p.name: p for p in (TRAINER, JOBSET, TRAINING_OPERATOR, MPI_OPERATOR)}
+LWS = Project(
+    name="lws",
+    module="sigs.k8s.io/lws",
+    url="https://github.com/kubernetes-sigs/lws",
+    profiles={"v0.7.0": "lws-v0.7"},
+    # What its release manifests are built from (the `lws-` name prefix comes from there): the CRD
+    # with its conversion webhook (/convert; one version, so never called) and both webhook
+    # configurations; the Deployment, Services, RBAC and the internal-cert Secret are dropped.
+    kustomizations=("config/default",),
+    manager=managers.lws_manager,
+    ports=3,
+    owned_kinds=(("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", True),),
+)
+
+PROJECTS = {p.name: p for p in (TRAINER, JOBSET, TRAINING_OPERATOR, MPI_OPERATOR, LWS)}
 
 
 def get(name: str) -> Project:

@@ -35,6 +35,7 @@ RUNS = (
     ("training-operator", "v1.9.2"),
     ("training-operator", "v1.8.1"),
     ("mpi-operator", "v0.6.0"),
+    ("lws", "v0.7.0"),
 )
 
 

@@ -10,8 +10,11 @@ and owned by the LeaderWorkerSet. So ``replicas``, ``rolloutStrategy`` and ``sta
 make no new revision; a template, ``size``, ``restartPolicy`` or subdomain policy change does.
 
 Render stores ``data`` as written; the key is computed from the Go encoding LWS hashes (pod
-templates decoded into ``corev1.PodTemplateSpec`` - ``metadata: {}``, ``resources: {}`` - with the
-upstream CRD's ``protocol: TCP`` default for container ports).
+templates decoded into ``corev1.PodTemplateSpec`` - ``metadata: {"creationTimestamp": null}``,
+``resources: {}`` - with the upstream CRD's ``protocol: TCP`` default for container ports). v0.7.0
+builds with apimachinery v0.33.3, whose ``ObjectMeta.CreationTimestamp`` is ``omitempty`` only (a
+struct: written as ``null``); ``omitzero`` came with v0.34. The real v0.7.0 manager's revision of
+``admission/defaults`` is named ``test-sample-59cc48d6d5-1``, which is this hash.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ def go_patch(lws: dict) -> dict:
     for key in ("leaderTemplate", "workerTemplate"):
         if key in template or key == "workerTemplate":
             template[key] = _with_port_protocol(pod_template(template.get(key) or {}))
+            template[key]["metadata"].setdefault("creationTimestamp", None)  # apimachinery v0.33: no omitzero
     return data
 
 

@@ -6,7 +6,10 @@
   ``RecreateGroupOnPodRestart`` and the deprecated ``Default`` → ``None``; ``rolloutStrategy.type``
   ``""`` → ``RollingUpdate``, and a RollingUpdate without ``rollingUpdateConfiguration`` gets
   ``{partition: 0, maxUnavailable: 1, maxSurge: 0}``; ``networkConfig`` (or its ``subdomainPolicy``)
-  missing → ``Shared``. ``replicas``, ``size`` and ``startupPolicy`` are the CRD's defaults.
+  missing → ``Shared``. ``replicas``, ``size`` and ``startupPolicy`` are the CRD's defaults. The
+  patch is the difference to the decoded object re-encoded, so a missing ``workerTemplate`` (a
+  non-pointer struct) comes back as its Go zero value with ``containers: null``, which the schema
+  then refuses as not an array - the CRD's ``required`` never sees it missing.
 * ``vleaderworkerset.kb.io`` (CREATE, UPDATE) - :func:`validate_lws`, :func:`validate_lws_update`:
   denials (403) with upstream's messages and paths verbatim, typos included (``grater``, the
   capital ``SubGroupPolicy`` path segment). A ``subGroupPolicy`` without ``subGroupSize`` makes
@@ -75,6 +78,10 @@ def default_lws(lws: dict, cluster) -> None:
     if not isinstance(spec, dict):
         return
     template = spec.get("leaderWorkerTemplate")
+    if isinstance(template, dict) and "workerTemplate" not in template:
+        # WorkerTemplate is a non-pointer corev1.PodTemplateSpec: the decoded LWS has its zero value,
+        # which the patch writes back as apimachinery v0.33 marshals it (containers has no omitempty).
+        template["workerTemplate"] = {"metadata": {"creationTimestamp": None}, "spec": {"containers": None}}
     for key in ("leaderTemplate", "workerTemplate"):
         if isinstance(template, dict) and isinstance(template.get(key), dict):
             _null_items_to_zero(template[key])
