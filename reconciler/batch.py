@@ -147,7 +147,7 @@ class JobController:
             md["annotations"] = {**(md.get("annotations") or {}), COMPLETION_INDEX: str(index)}
             md["labels"] = {**(md.get("labels") or {}), COMPLETION_INDEX: str(index)}
             spec["hostname"] = f"{name}-{index}"
-            for container in spec.get("initContainers", []) + spec.get("containers", []):
+            for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
                 env = container.setdefault("env", [])
                 if not meta.find_named(env, "JOB_COMPLETION_INDEX"):
                     env.append({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {

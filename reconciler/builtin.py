@@ -163,8 +163,10 @@ def _default_job(job: dict) -> None:
         spec.setdefault("backoffLimit", 6)
     spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
     for rule in (spec.get("podFailurePolicy") or {}).get("rules") or []:
-        for pattern in rule.get("onPodConditions") or []:
-            pattern.setdefault("status", "True")
+        # A null rule or pattern decodes to Go's zero struct, which validation then refuses.
+        for pattern in (rule.get("onPodConditions") or [] if isinstance(rule, dict) else []):
+            if isinstance(pattern, dict):
+                pattern.setdefault("status", "True")
     if spec["completionMode"] == "Indexed":
         spec.setdefault("completions", spec["parallelism"])
     # The generated selector: the apiserver keys it on the Job's own UID.
@@ -236,6 +238,8 @@ def _validate_containers(pod_spec: dict, path: str) -> list[FieldError]:
     """validateContainers (pkg/apis/core/validation), its name rule: every container has a name (a null
     item decodes to Go's zero Container, which has none). Its other rules are not modelled."""
     errors = []
+    if not pod_spec.get("containers"):  # "if len(containers) == 0": absent, null or []
+        errors.append(FieldError(REQUIRED, f"{path}.containers"))
     for i, container in enumerate(pod_spec.get("containers") or []):
         if not (container if isinstance(container, dict) else {}).get("name"):
             errors.append(FieldError(REQUIRED, f"{path}.containers[{i}].name"))

@@ -25,7 +25,7 @@ class FakeKubelet:
         status = pod.get("status") or {}
         if status.get("phase", "Pending") == "Pending" and "containerStatuses" not in status:
             now = cluster.now()
-            containers = (pod.get("spec") or {}).get("containers", [])
+            containers = [c for c in (pod.get("spec") or {}).get("containers") or [] if isinstance(c, dict)]
             pod["status"] = {
                 "phase": "Running",
                 "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}],

@@ -143,3 +143,30 @@ def test_an_internal_error_is_reported_as_a_bug_not_a_traceback(monkeypatch, tmp
     assert "internal error: ZeroDivisionError: boom" in err and "Traceback" not in err
     with pytest.raises(ZeroDivisionError):  # --debug: the traceback, for developers
         cli.main(["render", "-f", str(manifest), "--profile", "trainer-v2.3", "--debug"])
+
+
+# bench/fuzz_render.py -n 10000 --seed 1 found these four (each had crashed render); the answers are
+# Go's: a null decodes to the zero struct (a podFailurePolicy rule, a pod template level), and a pod
+# with no containers is kube-apiserver's "spec.containers: Required value".
+@pytest.mark.parametrize(("source", "profile", "path", "how"), [
+    ("group-restart/eviction-failjob-then-ignore-max", "jobset-v0.10",
+     ("spec", "replicatedJobs", 1, "template", "spec", "podFailurePolicy", "rules", 0), "null"),
+    ("admission/pod-webhook-labels-leader", "lws-v0.7", ("spec", "containers"), "null"),
+    ("mpi-render/openmpi-env-replaces-runtime-value", "trainer-v2.3",
+     ("spec", "template", "spec", "replicatedJobs", 1, "template", "spec", "template", "spec"), "null"),
+    ("mpi-topology/rlan-false-node-only-numnodes-10", "trainer-v2.3",
+     ("spec", "template", "spec", "replicatedJobs", 0, "template"), "map"),
+])
+def test_found_by_the_fuzz_benchmark(source, profile, path, how):
+    [seed] = [s for s in SEEDS if s.source == source]
+    outcome = fuzz.render(fuzz.damage(seed.manifests, 0, path, how), profile)
+    assert outcome.crash is None, outcome.crash
+    assert outcome.code in (0, 1, 2)
+
+
+def test_a_pod_without_containers_is_422_containers_required():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": None}}
+    outcome = fuzz.render([pod], "jobset-v0.12")
+    assert outcome.code == 1
+    assert "spec.containers: Required value" in outcome.stderr

@@ -54,7 +54,12 @@ class RuntimeInfo:
         rj = self.replicated_job(name)
         if rj is None:
             return None
-        return rj.setdefault("template", {}).setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
+        node = rj
+        for key in ("template", "spec", "template", "spec"):  # a null level decodes to Go's zero struct
+            if not isinstance(node.get(key), dict):
+                node[key] = {}
+            node = node[key]
+        return node
 
     def container(self, pod_set: str, container: str) -> dict | None:
         spec = self.pod_spec(pod_set)

@@ -107,7 +107,7 @@ def enforce(info: RuntimeInfo, trainjob: dict, profile: Profile) -> None:
         if ps.name == LAUNCHER:
             meta.upsert_named(volumes, {"name": HOSTFILE_VOLUME, "configMap": {
                 "name": f"{name}-mpi-hostfile", "items": [{"key": "hostfile", "path": "hostfile", "mode": 0o444}]}})
-        for container in pod_spec.get("containers", []):
+        for container in pod_spec.get("containers") or []:
             if container.get("name") != TRAINER_CONTAINER:
                 continue
             mounts = container.setdefault("volumeMounts", [])
