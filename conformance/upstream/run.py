@@ -12,6 +12,7 @@ afterwards one by one, each once the kit has its managers serving again, with th
 each run are printed.
 
     python -m conformance.upstream.run [--results DIR] [--only trainer-v2.3.0 | --only v2.3.0] [-k EXPR]
+                                       [--provider local|realnodes]
 
 Exit code: 0 when every run wrote its report (core failures are results, read them in the
 reports), 1 otherwise.
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 from ..cluster import LocalControlPlane
+from ..cluster.local import real_nodes
 from . import install, projects
 
 #: (project, release) installed one after the other, each on a fresh control plane.
@@ -57,10 +59,13 @@ def conformance_run(kubeconfig: Path, profile: str, implementation: str, version
     return subprocess.call(command)
 
 
-def run_release(project: str, version: str, results: Path, keyword: str | None) -> list[tuple[Path, int]]:
+def run_release(project: str, version: str, results: Path, keyword: str | None,
+                provider: str = "local") -> list[tuple[Path, int]]:
+    """``provider`` realnodes: the plane also has stand-in kubelets that never run the cases' images
+    (as kind's), so the run shows that the harness's own pod lifecycle steers every case pod."""
     done = []
     started = time.monotonic()
-    with LocalControlPlane() as plane, install(plane.kubeconfig, version, project=project, remove_crds=False) as kit:
+    with LocalControlPlane(nodes=real_nodes() if provider == "realnodes" else None) as plane, install(plane.kubeconfig, version, project=project, remove_crds=False) as kit:
         print(f"upstream: {project} {version} up in {time.monotonic() - started:.1f}s: {kit.describe()}", flush=True)
         for installed in reversed(kit.projects):  # the one asked for first
             build = kit.builds[installed.name]
@@ -121,12 +126,15 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"these installs only (of: {', '.join(run_id(*r) for r in RUNS)}; a version alone "
                              "where one project has it)")
     parser.add_argument("-k", dest="keyword", help="only cases matching this pytest -k expression")
+    parser.add_argument("--provider", choices=["local", "realnodes"], default="local",
+                        help="realnodes: planes with stand-in kubelets that never run the cases' images, as kind's "
+                             "(the harness's pod lifecycle runs the pods either way)")
     args = parser.parse_args(argv)
     for project, version in RUNS:
         projects.get(project)  # a typo in RUNS fails before any control plane starts
     done = []
     for project, version in select(args.only):
-        done += run_release(project, version, args.results, args.keyword)
+        done += run_release(project, version, args.results, args.keyword, args.provider)
     missing = [d for d, _ in done if not (d / "report.yaml").is_file()]
     for report_dir, code in done:
         print(f"{report_dir}: exit {code}{' (no report written)' if report_dir in missing else ''}")
