@@ -203,7 +203,7 @@ class LiveCluster:
                 obj["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
         except ApiError as exc:
             raise translate(exc, obj) from None
-        return self._stored(stored) if stored is not None else obj
+        return self._stored(stored, update=True) if stored is not None else obj
 
     def delete(self, obj: dict, propagation: str = "Background", grace: bool = True) -> None:
         resource = self.api.resource_of(obj)
@@ -221,10 +221,16 @@ class LiveCluster:
             answer.setdefault("apiVersion", obj.get("apiVersion"))
             self.cache.refresh(copy.deepcopy(answer))
 
-    def _stored(self, stored: dict) -> dict:
+    def _stored(self, stored: dict, update: bool = False) -> dict:
+        """Write-through: the answer goes into the cache - an update's only over the object still
+        cached, since the watch may have seen it deleted before the answer arrived, and putting it
+        back left a ghost the controllers reconciled for ever (each status write a 404)."""
         self.writes += 1
         if self.cache is not None:
-            self.cache.put(copy.deepcopy(stored))
+            if update:
+                self.cache.refresh(copy.deepcopy(stored))
+            else:
+                self.cache.put(copy.deepcopy(stored))
         return stored
 
     # ------------------------------------------------------------------ errors

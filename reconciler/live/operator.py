@@ -25,7 +25,7 @@ from ..profiles import Profile
 from . import crds
 from .facade import Conflict, LiveCluster
 from .informer import Cache, Informer, wait_synced
-from .rest import Api
+from .rest import Api, ApiError
 from .webhook import WebhookServer
 from .workqueue import WorkQueue
 
@@ -161,11 +161,34 @@ class Operator:
             except Conflict as exc:
                 log.debug("conflict, again: %s", exc)
                 self.queue.add_after(item, 0.01)
+            except ApiError as exc:
+                if exc.code == 404 and self._gone(key):
+                    # The object itself is gone (controller-runtime's IgnoreNotFound): its delete event
+                    # is on its way, or was missed - either way nothing is left to reconcile.
+                    self._failures.pop(item, None)
+                    log.debug("%s is gone: %s", "/".join(key[1:]), exc)
+                else:
+                    self._retry(item, index, key)
             except Exception:
-                failures = self._failures[item] = self._failures.get(item, 0) + 1
-                delay = min(0.05 * 2 ** failures, 10.0)
-                log.exception("reconcile %s %s failed (attempt %d); retry in %.2fs",
-                              type(self.cluster.controllers[index]).__name__, "/".join(key[1:]), failures, delay)
-                self.queue.add_after(item, delay)
+                self._retry(item, index, key)
             finally:
                 self.queue.done(item)
+
+    def _gone(self, key) -> bool:
+        """Whether the object of ``key`` no longer exists on the server (then it leaves the cache too)."""
+        current = self.cache.get(key)
+        if current is None:
+            return True
+        resource = self.api.resource_of(current)
+        if self.api.get(resource, key[2] or None, key[3]) is not None:
+            return False
+        self.cache.remove(current)
+        return True
+
+    def _retry(self, item, index, key) -> None:
+        """Called from an ``except`` block: log the failure and retry with a capped exponential back-off."""
+        failures = self._failures[item] = self._failures.get(item, 0) + 1
+        delay = min(0.05 * 2 ** min(failures, 8), 10.0)
+        log.exception("reconcile %s %s failed (attempt %d); retry in %.2fs",
+                      type(self.cluster.controllers[index]).__name__, "/".join(key[1:]), failures, delay)
+        self.queue.add_after(item, delay)
