@@ -9,7 +9,7 @@ exit code and test time) and the reviewed list of equivalent mutants, docs/mutat
 
 A mutant is *killed* when some table row failed against it (pytest exit 1, or 3 for an internal
 error), *survived* when every row that calls the mutated function passed (exit 0), *equivalent*
-when it survived and equivalent.yaml lists it with a reason, *timeout* when the rows ran past
+when it survived (or no row reaches it) and equivalent.yaml lists it with a reason, *timeout* when the rows ran past
 mutmut's CPU/wall limit, *no rows* when no table row calls the function at all, *not run* when the
 pass has not reached it yet. The score is killed / (killed + survived + no rows), timeouts and
 equivalents left out of both sides; a module is complete when nothing in it is *not run*.
@@ -86,7 +86,7 @@ def summarize(equivalent: dict[str, str]):
         for name, code in codes.items():
             st = status(code)
             if name in equivalent:
-                if st == "survived":
+                if st in ("survived", "no rows"):
                     st = "equivalent"
                 elif st != "not run":
                     stale.append(f"{name} is listed as equivalent but was {st}")
