@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'module':50} {'mutants':>7} " + " ".join(f"{k:>10}" for k in COLUMNS) + f" {'score':>8}")
     for module, n, c, _ in rows:
         if n:
-            print(f"{module:50} {n:7} " + " ".join(f"{c[k]:10}" for k in COLUMNS) + f" {score(c):>8}")
+            partial = " (partial)" if c["not run"] else ""
+            print(f"{module:50} {n:7} " + " ".join(f"{c[k]:10}" for k in COLUMNS) + f" {score(c):>8}{partial}")
     for s in stale:
         print("warning:", s, file=sys.stderr)
     if not args.no_write:
