@@ -102,7 +102,9 @@ def summarize(equivalent: dict[str, str]):
 
 def score(c: Counter) -> str:
     judged = c["killed"] + c["survived"] + c["no rows"]
-    return f"{100 * c['killed'] / judged:.1f}%" if judged else "-"
+    if not judged:
+        return "not run" if c["not run"] else "-"
+    return f"{100 * c['killed'] / judged:.1f}%" + (" (partial)" if c["not run"] else "")
 
 
 def one_line_diff(name: str, module: str) -> str:
@@ -132,9 +134,9 @@ def render(rows, survivors, stale, equivalent) -> str:
             continue
         total += c
         lines.append(f"| `{module}` | {n} | " + " | ".join(str(c[k]) for k in COLUMNS)
-                     + f" | {score(c) if not c['not run'] else score(c) + ' (partial)'} | {seconds:.0f} |")
+                     + f" | {score(c)} | {seconds:.0f} |")
     n_all = sum(r[1] for r in rows)
-    lines.append(f"| **all** | {n_all} | " + " | ".join(str(total[k]) for k in COLUMNS)
+    lines.append(f"| **all (run so far)** | {n_all} | " + " | ".join(str(total[k]) for k in COLUMNS)
                  + f" | {score(total)} | {sum(r[3] for r in rows):.0f} |")
     out = ["# Mutation report", "",
            "Written by `python -m hack.mutation.report` (`make mutation` runs it) from `mutants/`; "
@@ -188,8 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'module':50} {'mutants':>7} " + " ".join(f"{k:>10}" for k in COLUMNS) + f" {'score':>8}")
     for module, n, c, _ in rows:
         if n:
-            partial = " (partial)" if c["not run"] else ""
-            print(f"{module:50} {n:7} " + " ".join(f"{c[k]:10}" for k in COLUMNS) + f" {score(c):>8}{partial}")
+            print(f"{module:50} {n:7} " + " ".join(f"{c[k]:10}" for k in COLUMNS) + f" {score(c):>8}")
     for s in stale:
         print("warning:", s, file=sys.stderr)
     if not args.no_write:
