@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: conformance test unit zoo snapshots-update bench list clean
+.PHONY: conformance test unit zoo snapshots-update bench list clean mutation mutation-report
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,7 +49,26 @@ bench: $(STAMP)
 	$(BIN)/python bench/restart_bench.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info mutants
+
+# Mutation testing of the reference reconciler against the render table (docs/mutation/README.md).
+# Not part of `make test`: the whole set is ~19,000 mutants (hours). MODULE narrows it to some
+# modules (paths, space-separated: MODULE=reconciler/trainer/plugins/torch.py); results are cached
+# under mutants/, so a second run resumes where the first stopped. MUTATION_WORKERS: mutants at once.
+MODULE ?=
+MUTATION_WORKERS ?= 1
+MUTATION_NICE ?= nice -n 19
+$(VENV)/.mutmut: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,mutation]'
+	touch $@
+
+mutation: $(VENV)/.mutmut
+	set -f; globs="$$($(BIN)/python -m hack.mutation.report --glob $(MODULE))" && \
+	$(MUTATION_NICE) $(BIN)/mutmut run --max-children $(MUTATION_WORKERS) $$globs
+	$(BIN)/python -m hack.mutation.report
+
+mutation-report: $(VENV)/.mutmut
+	$(BIN)/python -m hack.mutation.report
 
 # Local control plane for the live backend (conformance/cluster/). `control-plane` builds the
 # binaries into ~/.cache/training-conformance/bin/<k8s version>/ (about 10 min cold on 2 cores).
