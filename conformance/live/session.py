@@ -144,7 +144,8 @@ class LiveSession:
         self.lane = lane
         #: Names this run's namespaces, and (with the lane) its harness Nodes.
         self.run_token = secrets.token_hex(3)
-        self.log_dir = Path(tempfile.mkdtemp(prefix="tc-live-"))
+        #: The reference operator's logs: made when an operator first starts, removed at close.
+        self.log_dir: Path | None = None
         self.plane = None
         #: The harness's own pod lifecycle, when this session brings it (conformance/cluster/podlife.py).
         self.pods = None
@@ -213,6 +214,8 @@ class LiveSession:
         self._stop_operator()
         self._stop_informers()
         if self.settings.operator == "reference":
+            if self.log_dir is None:
+                self.log_dir = Path(tempfile.mkdtemp(prefix="tc-live-"))
             self.operator = OperatorProcess(self.kubeconfig, profile, self.log_dir, self.settings.start_timeout)
         self.api.forget()
         if self.settings.operator == "external":  # nothing of ours installed: the vendor's must be there
@@ -239,6 +242,14 @@ class LiveSession:
         self.informers = []
 
     def close(self) -> None:
+        try:
+            self._close()
+        finally:
+            if self.log_dir is not None and not os.environ.get("TC_LIVE_KEEP_LOGS"):  # kept on request
+                shutil.rmtree(self.log_dir, ignore_errors=True)
+                self.log_dir = None
+
+    def _close(self) -> None:
         with self._lock:
             self._stop_informers()
             self._stop_operator()
@@ -254,8 +265,6 @@ class LiveSession:
                 self.plane.down()
                 self.plane = None
             self.closed.set()
-            if not os.environ.get("TC_LIVE_KEEP_LOGS"):  # the operator's log, kept on request
-                shutil.rmtree(self.log_dir, ignore_errors=True)
             self.profile = None
 
     def operator_behind(self) -> list[str]:
