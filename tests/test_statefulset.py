@@ -256,7 +256,8 @@ def test_a_pod_left_by_an_earlier_set_blocks_its_ordinal():
     # (k8s v1.35 runForAll → slowStartBatch; recorded live: the worker set made no pod beside a held one).
     c = cluster(kubelet=False)
     c.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default",
-                                                              "finalizers": ["hold"]}, "spec": {}})
+                                                              "finalizers": ["hold"]},
+              "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}})
     c.delete(c.get("", "Pod", "default", "web-0"))
     c.create(sts(replicas=2))
     c.settle()
@@ -312,7 +313,8 @@ def test_parallel_creates_in_slow_start_batches_and_stops_after_a_failed_batch()
     # web-2 (second batch, with web-1) is taken: web-1 is still made, web-3 (third batch) is not.
     c = cluster(kubelet=False)
     c.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-2", "namespace": "default",
-                                                              "finalizers": ["hold"]}, "spec": {}})
+                                                              "finalizers": ["hold"]},
+              "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}})
     c.delete(c.get("", "Pod", "default", "web-2"))
     c.create(sts(replicas=4))
     c.settle()
