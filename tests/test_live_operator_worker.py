@@ -80,3 +80,27 @@ def test_the_back_off_is_capped_whatever_the_failure_count():
     assert thread.is_alive() and op.queue.pending(60) == 1  # the worker lives on; the item waits its turn
     _stop(op, thread, after=0)
     assert op._failures[(0, KEY)] == 1101
+
+
+def test_a_static_token_client_has_no_refresh_hook(tmp_path):
+    # The hook re-reads os.environ before every request, racing pytest's PYTEST_CURRENT_TEST.
+    import yaml
+
+    from reconciler.live.rest import Api
+
+    def kubeconfig(user):
+        path = tmp_path / f"k{len(list(tmp_path.iterdir()))}"
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+            "users": [{"name": "u", "user": user}]}))
+        return path
+
+    static = Api.from_kubeconfig(str(kubeconfig({"token": "t"})))
+    assert static.client.configuration.refresh_api_key_hook is None
+    from reconciler.live.rest import _refreshing_credentials
+
+    assert not _refreshing_credentials(str(kubeconfig({"token": "t"})))
+    assert _refreshing_credentials(str(kubeconfig({"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                                             "command": "get-token"}})))

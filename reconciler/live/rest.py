@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from kubernetes import client, config, watch
 
@@ -69,6 +70,12 @@ class Api:
         configuration = client.Configuration()
         config.load_kube_config(config_file=str(path), client_configuration=configuration, persist_config=False)
         configuration.connection_pool_maxsize = pool_size
+        if not _refreshing_credentials(path):
+            # The client's refresh hook re-applies the whole configuration before every request, which
+            # reads os.environ (proxies) - racing pytest, which sets PYTEST_CURRENT_TEST in the main
+            # thread while cases run in others (KeyError mid-request, seen live). A static token or
+            # certificate never needs refreshing; exec and auth-provider credentials keep the hook.
+            configuration.refresh_api_key_hook = None
         return cls(client.ApiClient(configuration))
 
     def close(self) -> None:
@@ -224,3 +231,17 @@ class Api:
                 yield {"type": event["type"], "object": event["raw_object"]}
         except client.exceptions.ApiException as exc:  # raised by Watch for ERROR events it parses itself
             raise ApiError(exc.status or 500, None, str(exc.reason)) from None
+
+
+def _refreshing_credentials(path: str) -> bool:
+    """Whether the kubeconfig's current user has credentials that expire (``exec`` or ``auth-provider``)."""
+    import yaml
+
+    try:
+        kubeconfig = yaml.safe_load(Path(path).read_text()) or {}
+        context = next(c["context"] for c in kubeconfig.get("contexts") or []
+                       if c.get("name") == kubeconfig.get("current-context"))
+        user = next(u.get("user") or {} for u in kubeconfig.get("users") or [] if u.get("name") == context.get("user"))
+    except (OSError, StopIteration, KeyError, TypeError, AttributeError, yaml.YAMLError):
+        return True  # unknown: keep the client's own behaviour
+    return bool(user.get("exec") or user.get("auth-provider"))
