@@ -62,7 +62,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="warm starts to time (default 3)")
     parser.add_argument("--table", action="append", default=[], metavar="PROFILE",
-                        help="also run this profile's live table and time it (repeatable)")
+                        help="also run this profile's live table and time it (repeatable; all: every profile)")
     parser.add_argument("--live-workers", type=int, default=None, help="cases in flight at once (default 4)")
     args = parser.parse_args()
 
@@ -108,7 +108,8 @@ def time_tables(profiles: list[str], workers: int | None) -> int:
     from conformance import cli
     from conformance.backends import live
 
-    argv = ["run", "--backend", "live"] + [a for p in profiles for a in ("--profile", p)]
+    # "all": every profile, as `conformance run --backend live` (and make test) runs the table
+    argv = ["run", "--backend", "live"] + [a for p in profiles if p != "all" for a in ("--profile", p)]
     if workers:
         argv += ["--live-workers", str(workers)]
     started = time.perf_counter()

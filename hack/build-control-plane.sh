@@ -14,7 +14,8 @@
 #   hack/build-control-plane.sh                  # all five
 #   hack/build-control-plane.sh kube-apiserver   # just one
 #
-# Environment: TC_CACHE_DIR, KWOK_VERSION (default v0.8.0), FORCE=1, NICE (default 10),
+# Environment: TC_CACHE_DIR, KWOK_VERSION (default v0.8.0), FORCE=1, NICE (default 10), JOBS (builds
+# at once, default 2: hack/lib/pool.sh),
 # GOFLAGS/GOCACHE/GOMODCACHE as usual. Needs Go >= the go directive of tools/*/go.mod
 # (GOTOOLCHAIN=local: no toolchain downloads).
 set -euo pipefail
@@ -73,44 +74,60 @@ for t in "${targets[@]}"; do [[ " ${ALL[*]} " == *" $t "* ]] || die "unknown bin
 
 version_of() { case "$1" in kube-*) echo "$K8S_VERSION";; etcd) echo "$ETCD_VERSION";; kwok) echo "$KWOK_VERSION";; esac; }
 
-build_one() { # <name>: builds into a temporary file, then renames it into place
-  local name="$1" tmp="$OUT/.$1.tmp.$$"
-  case "$name" in
-    kube-*) (cd "$ROOT/tools/kube" && nice -n "$NICE" go build -trimpath -ldflags "$kube_ldflags" -o "$tmp" "./cmd/$name") ;;
-    etcd)   (cd "$ROOT/tools/etcd" && nice -n "$NICE" go build -trimpath -ldflags "$etcd_ldflags" -o "$tmp" ./cmd/etcd) ;;
+build_unit() { # <name...>: builds them (kube-* share one `go build`, which compiles their common
+  # packages once) into temporary files, renames them into place and writes their stamps; runs in
+  # the background, beside the other units.
+  local names=("$@") start=$SECONDS cpu_start cpu tmpdir rc=0 name
+  tmpdir="$(mktemp -d "$OUT/.build.XXXXXX")"
+  child_cpu "$tmpdir"; cpu_start=$CHILD_CPU
+  case "${names[0]}" in
+    kube-*) (cd "$ROOT/tools/kube" && nice -n "$NICE" go build -trimpath -ldflags "$kube_ldflags" -o "$tmpdir/" "${names[@]/#/./cmd/}") || rc=$? ;;
+    etcd)   (cd "$ROOT/tools/etcd" && nice -n "$NICE" go build -trimpath -ldflags "$etcd_ldflags" -o "$tmpdir/etcd" ./cmd/etcd) || rc=$? ;;
     kwok)   # go install pkg@version: kwok's go.mod has no replace directives, so this is allowed.
-            local gobin; gobin="$(mktemp -d "$OUT/.kwok.XXXXXX")"
-            (GOBIN="$gobin" GOFLAGS="${GOFLAGS/-mod=readonly/}" nice -n "$NICE" go install -trimpath -ldflags "$kwok_ldflags" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION") \
-              && mv "$gobin/kwok" "$tmp"; local rc=$?; rm -rf "$gobin"; return $rc ;;
+            (GOBIN="$tmpdir" GOFLAGS="${GOFLAGS/-mod=readonly/}" nice -n "$NICE" go install -trimpath -ldflags "$kwok_ldflags" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION") || rc=$? ;;
   esac
+  child_cpu "$tmpdir"; cpu=$((CHILD_CPU - cpu_start))
+  if [[ $rc -ne 0 ]]; then
+    rm -rf "$tmpdir"
+    echo "[build] ERROR: building ${names[*]} failed after $((SECONDS - start))s (see the go output above)" >&2
+    return 1
+  fi
+  for name in "${names[@]}"; do
+    mv -f "$tmpdir/$name" "$OUT/$name"
+    stamp_for "$name" > "$STAMPS/$name"
+    echo "[build] $name $(version_of "$name") done in $((SECONDS - start))s ($(du -m "$OUT/$name" | cut -f1) MiB)"
+  done
+  rm -rf "$tmpdir"
+  local label="${names[*]}"
+  echo "[build] ${label// /, }: ${cpu} CPU-s"
+  echo "$(date -u +%FT%TZ) ${label// /+} $(version_of "${names[0]}") seconds=$((SECONDS - start)) cpu_seconds=$cpu bytes=$(cat "${names[@]/#/$OUT/}" | wc -c) gocache=$gocache jobs=$POOL_JOBS" >> "$OUT/build-times.log"
 }
 
 source "$ROOT/hack/lib/child-cpu.sh"
+source "$ROOT/hack/lib/pool.sh"
 
 total_start=$SECONDS
-built=() skipped=()
+built=() skipped=() kube=()
 for name in "${targets[@]}"; do
-  want="$(stamp_for "$name")"
-  if [[ -z "${FORCE:-}" && -x "$OUT/$name" && -f "$STAMPS/$name" && "$(cat "$STAMPS/$name")" == "$want" ]]; then
+  if [[ -z "${FORCE:-}" && -x "$OUT/$name" && -f "$STAMPS/$name" && "$(cat "$STAMPS/$name")" == "$(stamp_for "$name")" ]]; then
     echo "[build] $name $(version_of "$name") up to date ($OUT/$name)"
-    skipped+=("$name"); continue
+    skipped+=("$name")
+  else
+    built+=("$name")
+    [[ "$name" == kube-* ]] && kube+=("$name")
   fi
-  # Whether this build started from an empty Go build cache (a truly cold build) or could reuse
-  # packages compiled earlier (e.g. kube-scheduler after kube-apiserver shares most of them).
-  gocache=warm; [[ -n "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ]] || gocache=empty
-  echo "[build] $name $(version_of "$name") ... (Go build cache: $gocache)"
-  child_cpu "$OUT"; start=$SECONDS cpu_start=$CHILD_CPU
-  if ! build_one "$name"; then
-    rm -f "$OUT/.$name.tmp.$$"
-    die "building $name $(version_of "$name") failed after $((SECONDS - start))s (see the go output above)"
-  fi
-  mv -f "$OUT/.$name.tmp.$$" "$OUT/$name"
-  echo "$want" > "$STAMPS/$name"
-  child_cpu "$OUT"; cpu=$((CHILD_CPU - cpu_start)) size="$(du -m "$OUT/$name" | cut -f1)"
-  echo "[build] $name $(version_of "$name") done in $((SECONDS - start))s, ${cpu} CPU-s (${size} MiB)"
-  echo "$(date -u +%FT%TZ) $name $(version_of "$name") seconds=$((SECONDS - start)) cpu_seconds=$cpu bytes=$(stat -c %s "$OUT/$name") gocache=$gocache" >> "$OUT/build-times.log"
-  built+=("$name")
 done
+# Whether the builds start from an empty Go build cache (a truly cold build) or can reuse packages
+# compiled before.
+gocache=warm; [[ -n "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ]] || gocache=empty
+# The longest unit first (the kube binaries: ~3/4 of the CPU), the others beside it.
+[[ ${#kube[@]} -eq 0 ]] || { echo "[build] ${kube[*]} $K8S_VERSION ... (Go build cache: $gocache)"; pool_run kube build_unit "${kube[@]}"; }
+for name in "${built[@]}"; do
+  [[ "$name" == kube-* ]] && continue
+  echo "[build] $name $(version_of "$name") ... (Go build cache: $gocache)"
+  pool_run "$name" build_unit "$name"
+done
+pool_wait || die "$((SECONDS - total_start))s; see the errors above"
 
 # What the Python side reads to know which versions it runs.
 cat > "$OUT/versions.env" <<EOF

@@ -31,7 +31,8 @@
 #   hack/build-upstream.sh                           # all
 #   hack/build-upstream.sh trainer-v2.3 jobset-v0.12 kustomize
 #
-# Environment: TC_CACHE_DIR, FORCE=1, NICE (default 10), GOFLAGS/GOCACHE/GOMODCACHE as usual.
+# Environment: TC_CACHE_DIR, FORCE=1, NICE (default 10), JOBS (builds at once, default 2:
+# hack/lib/pool.sh), GOFLAGS/GOCACHE/GOMODCACHE as usual.
 # GOTOOLCHAIN=local: the go directives of tools/upstream/*/go.mod must be met by the local Go.
 set -euo pipefail
 
@@ -84,6 +85,23 @@ for t in "${ALL[@]}"; do
 done
 
 source "$ROOT/hack/lib/child-cpu.sh"
+source "$ROOT/hack/lib/pool.sh"
+
+build_one() { # <kind> <version> <pkg> <dir> <out> <name> <ldflags> <stamp>; runs in the background
+  local kind="$1" version="$2" pkg="$3" dir="$4" out="$5" name="$6" ldflags="$7" want="$8"
+  local start=$SECONDS cpu_start cpu tmp="$out/.$name.tmp.$BASHPID"
+  child_cpu "$out"; cpu_start=$CHILD_CPU
+  if ! (cd "$TOOLS/$dir" && nice -n "$NICE" go build -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg"); then
+    rm -f "$tmp"
+    echo "[upstream] ERROR: building $kind $version failed after $((SECONDS - start))s (see the go output above)" >&2
+    return 1
+  fi
+  mv -f "$tmp" "$out/$name"
+  echo "$want" > "$out/.stamp"
+  child_cpu "$out"; cpu=$((CHILD_CPU - cpu_start))
+  echo "[upstream] $kind $version done in $((SECONDS - start))s, ${cpu} CPU-s ($(du -m "$out/$name" | cut -f1) MiB)"
+  echo "$(date -u +%FT%TZ) $kind $version seconds=$((SECONDS - start)) cpu_seconds=$cpu bytes=$(stat -c %s "$out/$name") gocache=$gocache go=$GO_VERSION jobs=$POOL_JOBS" >> "$CACHE/build-times.log"
+}
 
 total_start=$SECONDS
 built=() skipped=()
@@ -116,17 +134,8 @@ for dir in "${targets[@]}"; do
     echo "[upstream] $kind $version up to date ($out/$name)"
     skipped+=("$kind-$version")
   else
-    echo "[upstream] $kind $version ($pkg) ... (Go build cache: $gocache)"
-    child_cpu "$CACHE"; start=$SECONDS cpu_start=$CHILD_CPU tmp="$out/.$name.tmp.$$"
-    if ! (cd "$TOOLS/$dir" && nice -n "$NICE" go build -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg"); then
-      rm -f "$tmp"
-      die "building $kind $version failed after $((SECONDS - start))s (see the go output above)"
-    fi
-    mv -f "$tmp" "$out/$name"
-    echo "$want" > "$out/.stamp"
-    child_cpu "$CACHE"; cpu=$((CHILD_CPU - cpu_start))
-    echo "[upstream] $kind $version done in $((SECONDS - start))s, ${cpu} CPU-s ($(du -m "$out/$name" | cut -f1) MiB)"
-    echo "$(date -u +%FT%TZ) $kind $version seconds=$((SECONDS - start)) cpu_seconds=$cpu bytes=$(stat -c %s "$out/$name") gocache=$gocache go=$GO_VERSION" >> "$CACHE/build-times.log"
+    echo "[upstream] $kind $version ($pkg) ... (Go build cache: $gocache; $POOL_JOBS builds at once)"
+    pool_run "$kind-$version" build_one "$kind" "$version" "$pkg" "$dir" "$out" "$name" "$ldflags" "$want"
     built+=("$kind-$version") gocache=warm
   fi
 
@@ -148,5 +157,6 @@ for dir in "${targets[@]}"; do
     echo "GO_VERSION=$GO_VERSION"
   } > "$out/source.env"
 done
+pool_wait || die "$((SECONDS - total_start))s; see the errors above"
 
 echo "[upstream] ${#built[@]} built (${built[*]:-none}), ${#skipped[@]} up to date; total $((SECONDS - total_start))s -> $CACHE"
