@@ -90,6 +90,13 @@ CLIENT_RATE = ["--kube-api-qps=500", "--kube-api-burst=1000"]
 #: kube-controller-manager syncs 5 Jobs at a time by default; a JobSet group restart recreates
 #: all of its Jobs at once (16 in the 1,024-pod row), so more of them may sync side by side.
 KCM_JOB_SYNCS = ["--concurrent-job-syncs=16"]
+#: Controllers of kube-controller-manager left out on this plane: the Endpoints and EndpointSlice
+#: controllers rewrite a Service's endpoints on every change of one of its pods (a 1,024-pod
+#: JobSet's headless Service: thousands of EndpointSlice writes per restart, ~10% of the
+#: apiserver's requests in a live table run). Nothing resolves names on fake Nodes and no row reads
+#: Endpoints, so they only cost time; a user's cluster keeps them.
+KCM_CONTROLLERS = ["--controllers=*,-endpoints-controller,-endpointslice-controller,"
+                   "-endpointslice-mirroring-controller"]
 #: The Job controller's waits, shortened on this throw-away plane only (the wrapper's
 #: kube-controller-manager reads them, tools/kube/cmd/kube-controller-manager/main.go; unset, as on
 #: any real cluster, upstream's stay). Upstream batches a Job's pod updates for 1 s and waits 10 s
@@ -474,7 +481,7 @@ class LocalControlPlane:
                 f"--proxy-client-cert-file={pki.front_proxy_cert}", f"--proxy-client-key-file={pki.front_proxy_key}",
             ],
             "kube-controller-manager": [
-                *delegated, f"--secure-port={kcm_port}", *CLIENT_RATE, *KCM_JOB_SYNCS,
+                *delegated, f"--secure-port={kcm_port}", *CLIENT_RATE, *KCM_JOB_SYNCS, *KCM_CONTROLLERS,
                 f"--service-account-private-key-file={pki.sa_key}", f"--root-ca-file={pki.ca_cert}",
             ],
             "kube-scheduler": [*delegated, f"--secure-port={sched_port}", *CLIENT_RATE],
