@@ -12,7 +12,8 @@ objects by the normalizer, so goldens show what an operator wrote, not kube-apis
 from __future__ import annotations
 
 from . import gotypes, k8s_schemas, meta, quantity
-from .errors import NOT_SUPPORTED, REQUIRED, FieldError, Rejection, invalid, plain
+from .errors import NOT_SUPPORTED, REQUIRED, FieldError, invalid, plain
+from .objectmeta import DecodeError  # the same 400 BadRequest as an undecodable ObjectMeta
 
 BUILTIN = {
     ("v1", "ConfigMap"), ("v1", "Secret"), ("v1", "Service"), ("v1", "Pod"), ("v1", "Namespace"),
@@ -47,22 +48,6 @@ _STATEFULSET_TYPES = {
     "StatefulSetPersistentVolumeClaimRetentionPolicy": {"whenDeleted": ("string", "string", None),
                                                         "whenScaled": ("string", "string", None)},
 }
-
-
-class DecodeError(Rejection):
-    """kube-apiserver cannot decode a built-in object into its Go type: 400 BadRequest."""
-
-    @property
-    def code(self) -> int:
-        return 400
-
-    @property
-    def reason(self) -> str:
-        return "BadRequest"
-
-    @property
-    def message(self) -> str:
-        return str(self.errors[0])
 
 
 #: kind -> (field, Kubernetes type of its value) decoded with the types of kube-apiserver v1.35.8

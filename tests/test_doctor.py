@@ -109,15 +109,6 @@ def plane():
 
 
 @pytest.fixture(scope="module")
-def api(plane):
-    from reconciler.live.rest import Api
-
-    client = Api.from_kubeconfig(str(plane.kubeconfig))
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
 def rightless_kubeconfig(plane, api, tmp_path_factory) -> Path:
     """The plane's kubeconfig with the token of a ServiceAccount bound to nothing."""
     api.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nobody", "namespace": "default"}},

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import time
 from pathlib import Path
 
 import pytest
 
-from conformance import cases as case_loader, expectations
+from conformance import expectations
 from conformance.golden import golden_text, relative_path
 from conformance.live import keyorder, platform, rejections
 from conformance.live.isolation import NamespaceMap
@@ -188,31 +187,6 @@ def test_key_order_follows_render_and_changes_nothing_else():
 
 
 # ---------------------------------------------------------------------- on a cluster
-
-@pytest.fixture(scope="module")
-def live_session():
-    from conformance.live import session
-
-    plane = None
-    if not os.environ.get("TC_LIVE_KUBECONFIG"):
-        from conformance.cluster import LocalControlPlane
-        plane = LocalControlPlane(start_timeout=90).up()
-        os.environ["TC_LIVE_KUBECONFIG"] = str(plane.kubeconfig)
-    session.close()
-    session.configure(os.environ["TC_LIVE_KUBECONFIG"])
-    try:
-        yield session.get()
-    finally:
-        session.close()
-        if plane is not None:
-            del os.environ["TC_LIVE_KUBECONFIG"]
-            plane.down()
-
-
-@pytest.fixture(scope="module")
-def table():
-    return {c.full_id: c for c in case_loader.load_all(ROOT / "cases") if isinstance(c, case_loader.Case)}
-
 
 def _params():
     for profile, row, known in ROWS:

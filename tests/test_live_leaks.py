@@ -68,15 +68,6 @@ def plane():
         yield cluster
 
 
-@pytest.fixture(scope="module")
-def api(plane):
-    from reconciler.live.rest import Api
-
-    client = Api.from_kubeconfig(str(plane.kubeconfig))
-    yield client
-    client.close()
-
-
 def run_labelled(api, kind: str) -> set[str]:
     resource = api.must_resource("v1", kind)
     return {o["metadata"]["name"] for o in api.list(resource, None, label_selector=RUN_LABEL).get("items", [])}

@@ -10,13 +10,12 @@ like an apply's.
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conformance import cases as case_loader, expectations
+from conformance import expectations
 from conformance.cases import Step
 from conformance.golden import golden_steps_text, golden_text, relative_path
 from conformance.live import events
@@ -65,31 +64,6 @@ def test_a_delete_answer_refreshes_the_cache_but_never_brings_an_object_back():
 
 
 # ---------------------------------------------------------------------- on a cluster
-
-@pytest.fixture(scope="module")
-def live_session():
-    from conformance.live import session
-
-    plane = None
-    if not os.environ.get("TC_LIVE_KUBECONFIG"):
-        from conformance.cluster import LocalControlPlane
-        plane = LocalControlPlane(start_timeout=90).up()
-        os.environ["TC_LIVE_KUBECONFIG"] = str(plane.kubeconfig)
-    session.close()
-    session.configure(os.environ["TC_LIVE_KUBECONFIG"])
-    try:
-        yield session.get()
-    finally:
-        session.close()
-        if plane is not None:
-            del os.environ["TC_LIVE_KUBECONFIG"]
-            plane.down()
-
-
-@pytest.fixture(scope="module")
-def table():
-    return {c.full_id: c for c in case_loader.load_all(ROOT / "cases") if isinstance(c, case_loader.Case)}
-
 
 def _diff(golden: str, text: str) -> str:
     return "\n".join(difflib.unified_diff(golden.splitlines(), text.splitlines(), "render golden", "live", lineterm=""))

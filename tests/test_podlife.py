@@ -117,15 +117,6 @@ def plane(private_cache):
         yield cluster
 
 
-@pytest.fixture(scope="module")
-def api(plane):
-    from reconciler.live.rest import Api
-
-    client = Api.from_kubeconfig(str(plane.kubeconfig))
-    yield client
-    client.close()
-
-
 def names(api, kind: str, selector: str | None = None) -> set[str]:
     resource = api.must_resource("v1", kind)
     return {o["metadata"]["name"] for o in api.list(resource, None, label_selector=selector).get("items", [])}
