@@ -47,6 +47,10 @@ POLICY_ACTIONS = {"AbortJob": True, "RestartJob": True, "RestartTask": True, "Re
                   "EnqueueJob": False, "SyncQueue": False, "OpenQueue": False, "CloseQueue": False}
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                          "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                          "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
                       "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
@@ -83,7 +87,11 @@ def default_job(job: dict, cluster) -> None:
         spec["schedulerName"] = DEFAULT_SCHEDULER
     if not spec.get("maxRetry"):
         spec["maxRetry"] = DEFAULT_MAX_RETRY
+    tasks_patched = False
     for index, task in enumerate(spec.get("tasks") or []):
+        tasks_patched = tasks_patched or not task.get("name") or task.get("minAvailable") is None or not task.get(
+            "maxRetry") or bool(((task.get("template") or {}).get("spec") or {}).get("hostNetwork")
+                                and not ((task.get("template") or {}).get("spec") or {}).get("dnsPolicy"))
         if not task.get("name"):
             task["name"] = f"{keys.DEFAULT_TASK_SPEC}{index}"
         pod_spec = (task.get("template") or {}).get("spec") or {}
@@ -93,6 +101,12 @@ def default_job(job: dict, cluster) -> None:
             task["minAvailable"] = task.get("replicas", 0)
         if not task.get("maxRetry"):
             task["maxRetry"] = DEFAULT_MAX_RETRY
+    if tasks_patched:
+        # mutateSpec replaces /spec/tasks with the tasks as Go marshals them (mutate_job.go L218-222 in
+        # v1.10.0): TaskSpec.replicas is omitempty, so a task's replicas 0 is gone (seen on the real v1.10.0).
+        for task in spec.get("tasks") or []:
+            if task.get("replicas") == 0:
+                del task["replicas"]
     if not spec.get("minAvailable"):
         spec["minAvailable"] = sum(t["minAvailable"] for t in spec.get("tasks") or [])
     if spec.get("plugins") is not None:
@@ -150,6 +164,11 @@ def _create_message(job: dict, profile) -> str:
         name_errors = _qualified_name(pod_name)
         if name_errors:
             msg += f"create pod with name {pod_name} validate failed [{' '.join(name_errors)}];"
+        # validateTaskTemplate: Kubernetes' ValidatePodTemplate of a PodTemplate named after the task,
+        # each error + ". " after "spec.task[<i>]." - of its checks only the name (a DNS-1123 subdomain)
+        # is modelled (seen on the real v1.10.0: admit_job.go validateTaskTemplate).
+        if not _DNS1123_SUBDOMAIN.match(task_name):
+            msg += f'spec.task[{index}].metadata.name: Invalid value: "{task_name}": {_DNS1123_SUBDOMAIN_MSG}. '
     name_errors = _qualified_name(name)
     if name_errors:
         msg += f"create job with name {name} validate failed [{' '.join(name_errors)}]"
