@@ -1,5 +1,7 @@
-"""The upstream kit (conformance.upstream): the real Trainer and JobSet managers, built from their
-Go modules by ``make upstream-kit``, installed into the local control plane.
+"""The upstream kit (conformance.upstream): the real Trainer and JobSet managers (and the Training
+Operator, MPI Operator, LWS and Volcano ones further down), built from their Go modules by ``make
+upstream-kit``, installed into the local control plane. The build script's own logic is tested offline
+with a stand-in ``go`` (several binaries from one wrapper, stamps, ``source.env``, refused ``build.env``s).
 
 Live tests (``-m live``) need ``make control-plane`` and ``make upstream-kit``; a missing build
 is an error naming the build command, never a skip. Each Trainer release gets its own install
