@@ -98,7 +98,8 @@ test-live: $(STAMP) control-plane upstream-kit
 	$(BIN)/conformance run --backend live --provider realnodes --pod-lifecycle harness --profile $(REALNODES_PROFILE)
 
 # Upstream kit (conformance/upstream/): the real Trainer (v2.1.0, v2.3.0), JobSet (v0.10.1,
-# v0.12.0), Training Operator (v1.8.1, v1.9.2), MPI Operator (v0.6.0) and LWS (v0.7.0) managers and kustomize,
+# v0.12.0), Training Operator (v1.8.1, v1.9.2), MPI Operator (v0.6.0), LWS (v0.7.0) and Volcano (v1.10.0:
+# vc-webhook-manager, vc-controller-manager, vc-scheduler from one go build) managers and kustomize,
 # built from their Go modules (tools/upstream/*) into ~/.cache/training-conformance/upstream/
 # (about 22 min cold on 2 busy cores for Trainer + JobSet; see docs/results/README.md). Live check:
 # .venv/bin/pytest -m live tests/test_upstream_kit.py (needs make control-plane too).
@@ -109,8 +110,9 @@ upstream-kit:
 
 # The table against the real upstream operators (conformance/upstream/run.py): for Trainer v2.3.0
 # (+ JobSet v0.12.0) and v2.1.0 (+ JobSet v0.10.1), Training Operator v1.9.2 and v1.8.1, MPI Operator
-# v0.6.0, LWS v0.7.0: a local control plane each, the kit installed, `conformance run --backend live --operator
-# external` per profile, reports into docs/results/<project>-<version>/.
+# v0.6.0, LWS v0.7.0, Volcano v1.10.0 (judged by volcano-v1.10, -v1.11 and -v1.12; its plane without the
+# volcano-binder stand-in): a local control plane each, the kit installed, `conformance run --backend live
+# --operator external` per profile, reports into docs/results/<project>-<version>[-<profile>]/.
 .PHONY: upstream-conformance
 
 upstream-conformance: $(STAMP) upstream-kit control-plane

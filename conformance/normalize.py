@@ -33,8 +33,10 @@ _KIND_ORDER = ["Namespace", "ClusterTrainingRuntime", "TrainingRuntime", "TrainJ
 SSH_PRIVATE = "<ECDSA P-521 private key, PEM 'EC PRIVATE KEY'>"
 SSH_PUBLIC = "<ecdsa-sha2-nistp521 authorized_keys line of ssh-privatekey>"
 DELETING = "<set>"
+#: ...and a wall-clock duration: a Volcano Job's status.runningDuration, time.Since(creation) at each kill
+#: (volcano v1.10.0 killJob, pkg/controllers/job/job_controller_actions.go L122).
 _TIME_KEYS = {"lastTransitionTime", "lastProbeTime", "lastHeartbeatTime", "lastUpdateTime", "startTime",
-              "completionTime", "startedAt", "finishedAt"}
+              "completionTime", "startedAt", "finishedAt", "runningDuration"}
 _DROP_STATUS = {"observedGeneration", "uncountedTerminatedPods"}
 _POD_CONDITIONS = ("Ready", "DisruptionTarget")
 #: Phases in which a Volcano Job has finished: its controller still bumps ``status.version`` once per

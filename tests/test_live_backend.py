@@ -290,6 +290,47 @@ def test_replicated_jobs_status_follows_render_order_by_name():
     assert [s["name"] for s in live_obj["status"]["replicatedJobsStatus"]] == ["workers", "extra", "leader"]
 
 
+def _volcano_pod(*env_names, labelled=True):
+    labels = {"volcano.sh/job-name": "pt"} if labelled else {}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pt-worker-0", "namespace": "d", "labels": labels},
+            "spec": {"containers": [{"name": "worker", "env": [{"name": n, "value": n.lower()} for n in env_names]}]}}
+
+
+def test_volcano_plugin_env_runs_follow_render_order_each_run_kept():
+    """The job controller runs a Volcano Job's plugins over a Go map: svc's and pytorch's env come
+    in either order from pod to pod; each plugin's own entries keep theirs."""
+    live_obj = _volcano_pod("USER", "VC_MASTER_HOSTS", "VC_MASTER_NUM", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE",
+                            "RANK", "VK_TASK_INDEX", "VC_TASK_INDEX")
+    rendered = _volcano_pod("USER", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "VC_TASK_INDEX", "VK_TASK_INDEX",
+                            "VC_MASTER_HOSTS", "VC_MASTER_NUM")
+    [ordered] = keyorder.reorder_like([live_obj], [rendered])
+    assert [e["name"] for e in ordered["spec"]["containers"][0]["env"]] == [
+        "USER", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "VK_TASK_INDEX", "VC_TASK_INDEX",
+        "VC_MASTER_HOSTS", "VC_MASTER_NUM"]  # runs moved, VK_/VC_TASK_INDEX kept in their live order
+    assert [e["name"] for e in live_obj["spec"]["containers"][0]["env"]][1] == "VC_MASTER_HOSTS"  # input unchanged
+    # A run render does not have stays, last; a pod of no Volcano Job keeps its order.
+    [extra] = keyorder.reorder_like([_volcano_pod("VC_A_NUM", "MASTER_ADDR")], [_volcano_pod("MASTER_ADDR")])
+    assert [e["name"] for e in extra["spec"]["containers"][0]["env"]] == ["MASTER_ADDR", "VC_A_NUM"]
+    [plain] = keyorder.reorder_like([_volcano_pod("VC_A_NUM", "MASTER_ADDR", labelled=False)],
+                                    [_volcano_pod("MASTER_ADDR", "VC_A_NUM", labelled=False)])
+    assert [e["name"] for e in plain["spec"]["containers"][0]["env"]] == ["VC_A_NUM", "MASTER_ADDR"]
+
+
+def test_volcano_job_conditions_of_one_phase_in_a_row_collapse():
+    """v1.10.0 appends a condition on every status write; the runs depend on event batching."""
+    def job(*phases, api_version="batch.volcano.sh/v1alpha1"):
+        return {"apiVersion": api_version, "kind": "Job", "metadata": {"name": "pt", "namespace": "d"},
+                "status": {"conditions": [{"status": p, "lastTransitionTime": f"t{i}"} for i, p in enumerate(phases)]}}
+
+    [collapsed] = keyorder.reorder_like([job("Pending", "Pending", "Running", "Running", "Restarting", "Pending")], [])
+    assert collapsed["status"]["conditions"] == [{"status": "Pending", "lastTransitionTime": "t1"},
+                                                 {"status": "Running", "lastTransitionTime": "t3"},
+                                                 {"status": "Restarting", "lastTransitionTime": "t4"},
+                                                 {"status": "Pending", "lastTransitionTime": "t5"}]
+    [batch_job] = keyorder.reorder_like([job("Pending", "Pending", api_version="batch/v1")], [])
+    assert len(batch_job["status"]["conditions"]) == 2  # a Kubernetes Job's conditions are left alone
+
+
 def test_other_lists_keep_their_live_order():
     live_obj = _jobset_status("workers", "leader")
     live_obj["spec"] = {"replicatedJobs": [{"name": "workers"}, {"name": "leader"}]}

@@ -312,12 +312,14 @@ def test_policy_validation_errors(policies, error):
     assert webhooks.validate_policies(policies, "spec.policies") == f"1 error occurred:\n\t* {error}\n\n"
 
 
-def test_policy_validation_rejects_the_job_with_403():
+def test_policy_validation_rejects_the_job_with_400_and_no_reason():
+    """validatejob.volcano.sh denies with a Status of no code; kube-apiserver's ToStatusErr makes that
+    400 (seen against the real v1.10.0 webhook manager)."""
     manifest = yaml.safe_load(BASE.read_text())
     manifest["spec"]["policies"] = [{"exitCode": 0, "action": "RestartJob"}]
     result = reconciler.render([manifest], "volcano-v1.12")
     (rejected,) = result.rejections
-    assert rejected.error.code == 403
+    assert (rejected.error.code, rejected.error.reason) == (400, "")
     assert rejected.error.message.startswith('admission webhook "validatejob.volcano.sh" denied the request: '
                                              "1 error occurred:\n\t* 0 is not a valid error code\n\n valid events are [")
 
@@ -557,3 +559,23 @@ def test_v1_10_webhook_refuses_pod_pending_and_restart_pod():
     restart_pod = [{"event": "PodFailed", "action": "RestartPod"}]
     assert "invalid policy action" in validate_policies(restart_pod, "spec.policies", v10)
     assert validate_policies(restart_pod, "spec.policies", v11) == ""
+
+
+@pytest.mark.parametrize("profile, extra_env", [
+    # volcano_plugins_as_upstream: as the real v1.10.0 does (pytorch.go OnPodCreate L94-115)
+    ("volcano-v1.10", {"MASTER_ADDR": "test-pytorch-master-0.test-pytorch", "MASTER_PORT": "23456", "WORLD_SIZE": "5"}),
+    ("volcano-v1.11", {"MASTER_ADDR": "test-pytorch-master-0.test-pytorch", "MASTER_PORT": "23456", "WORLD_SIZE": "5"}),
+    ("volcano-v1.12", {}),  # the reference's extended behaviour, which v1.12's extended rows assert
+])
+def test_pods_of_other_tasks_get_the_torch_env_where_the_profile_imitates_upstream(profile, extra_env):
+    manifest = yaml.safe_load(BASE.read_text())
+    manifest["spec"]["tasks"].append({"name": "extra", "replicas": 2, "template": {"spec": {
+        "containers": [{"name": "app", "image": "x", "env": [{"name": "WORLD_SIZE", "value": "1"}]}]}}})
+    objects = {(o["kind"], o["metadata"]["name"]): o for o in reconciler.render([manifest], profile).objects}
+    extra = objects[("Pod", "test-pytorch-extra-1")]["spec"]["containers"][0]
+    torch = [e for e in extra["env"] if e["name"] in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")]
+    # the template's own WORLD_SIZE first; upstream appends its own after it (no RANK on an extra task)
+    assert torch == [{"name": "WORLD_SIZE", "value": "1"}] + [{"name": k, "value": v} for k, v in extra_env.items()]
+    assert any(p.get("name") == "pytorchjob-port" for p in extra.get("ports") or []) == bool(extra_env)
+    worker = objects[("Pod", "test-pytorch-worker-1")]["spec"]["containers"][0]
+    assert {"name": "RANK", "value": "2"} in worker["env"]

@@ -37,6 +37,8 @@ Choices, and why:
 * ``volcano-binder`` (a Python child, :mod:`.volcano_binder`) stands in for the Volcano
   scheduler: it binds Pods with ``schedulerName: volcano`` to fake Nodes and does nothing else
   (gang-less). Platform, like kwok - in a vendor's cluster the real Volcano scheduler runs.
+  ``LocalControlPlane(volcano_binder=False)`` leaves it out, for a plane where the real
+  vc-scheduler runs (the upstream kit's Volcano): both would bind the same pods.
 * kwok manages only Nodes annotated ``kwok.x-k8s.io/node: fake`` (all Nodes here) with the
   stages in ``kwok-stages.yaml``; that file documents the pod-outcome convention
   (``training-conformance.io/exit-code`` label). Node liveness goes through Leases
@@ -219,6 +221,7 @@ class LocalControlPlane:
     default a temporary directory, removed by ``down()`` (``keep_state=True`` keeps it).
     ``start_timeout`` bounds each wait (a component, the fake Nodes, the default
     ServiceAccount); slow 2-core runners need tens of seconds in the worst case.
+    ``volcano_binder=False`` leaves out the Volcano scheduler's stand-in (the real one will run).
     """
 
     def __init__(
@@ -231,11 +234,13 @@ class LocalControlPlane:
         start_timeout: float = 60.0,
         detach: bool = False,
         keep_state: bool = False,
+        volcano_binder: bool = True,
     ):
         self.version = version
         self.bin_dir = Path(bin_dir) if bin_dir else default_bin_dir(version)
         self.nodes = default_nodes() if nodes is None else tuple(nodes)
         self.start_timeout = start_timeout
+        self.volcano_binder = volcano_binder
         self.detach = detach
         self._owns_state_dir = state_dir is None
         self.keep_state = keep_state
@@ -250,8 +255,9 @@ class LocalControlPlane:
         self._up = False
 
     def _extra_components(self) -> list[str]:
-        """The realnodes' kwok, when the plane has stand-in kubelets."""
-        return [REAL_NODE_COMPONENT] if any(n.kwok == REAL_NODE_KWOK for n in self.nodes) else []
+        """The Volcano binder unless left out, and the realnodes' kwok when the plane has stand-in kubelets."""
+        return ([VOLCANO_BINDER] if self.volcano_binder else []) + (
+            [REAL_NODE_COMPONENT] if any(n.kwok == REAL_NODE_KWOK for n in self.nodes) else [])
 
     # ------------------------------------------------------------------ paths
 
@@ -299,7 +305,7 @@ class LocalControlPlane:
                 mark("etcd")
                 self._start_and_wait(["kube-apiserver"])
                 mark("kube-apiserver")
-                clients = ["kube-controller-manager", "kube-scheduler", "kwok", VOLCANO_BINDER, *self._extra_components()]
+                clients = ["kube-controller-manager", "kube-scheduler", "kwok", *self._extra_components()]
                 for name in clients:
                     self._start(name)
                 with self.api_client() as api:
@@ -517,7 +523,7 @@ class LocalControlPlane:
         self.components = {
             name: Component(name, [executables[name], *argv[name]], logs / f"{name}.log", health[name],
                             env=dict(env.get(name, {})))
-            for name in (*COMPONENTS, VOLCANO_BINDER, *self._extra_components())
+            for name in (*COMPONENTS, *self._extra_components())
         }
 
     def _write_kubeconfig(self, pki: certs.CertPaths) -> None:

@@ -11,9 +11,24 @@ List order is kept, except in list-maps an operator builds by iterating a Go map
 random from one reconcile to the next (:data:`UNORDERED_LISTS`, e.g. JobSet's
 ``status.replicatedJobsStatus``, keyed by ``name``): there the elements follow render's order by
 key, elements render does not have last in the live order. Nothing is added or dropped.
+
+The same goes for the env a Volcano Job's plugins append to each container of its pods: the job
+controller runs the plugins over ``spec.plugins``, a Go map (``pluginOnPodCreate``,
+``pkg/controllers/job/job_controller_plugins.go`` L32 in v1.10.0), so whether ``svc``'s
+``VC_<TASK>_HOSTS``/``_NUM``, ``pytorch``'s MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK or ``env``'s
+VK_TASK_INDEX/VC_TASK_INDEX come first differs from pod to pod. Each plugin's entries keep their
+order; the runs of them follow render's order of runs (:func:`volcano_env_like`).
+
+One more, which drops entries: a Volcano Job's ``status.conditions`` in v1.10.0 get a condition
+appended on every status write (``job_controller_actions.go`` L310-311, L487-488, L831-832), so
+how many consecutive entries share a phase depends on how the pod events were batched; later
+releases keep one per phase. Consecutive entries of one phase are collapsed to the last of them
+(:func:`collapse_volcano_conditions`) - a no-op where a release never writes such runs.
 """
 
 from __future__ import annotations
+
+import re
 
 from reconciler import meta
 
@@ -74,11 +89,87 @@ def reorder_like(objects: list[dict], rendered: list[dict]) -> list[dict]:
     templates = Partners(rendered)
     out = []
     for obj in objects:
+        obj = collapse_volcano_conditions(obj)
         template = templates.get(obj)
         if template is not None:
-            obj = reorder(_unordered_like(obj, template), template)
+            obj = reorder(volcano_env_like(_unordered_like(obj, template), template), template)
         out.append(obj)
     return out
+
+
+VOLCANO_GROUP = "batch.volcano.sh"
+VOLCANO_JOB_LABEL = "volcano.sh/job-name"
+#: The env names each Volcano plugin appends (svc's are VC_<TASK>_HOSTS / VC_<TASK>_NUM).
+_PYTORCH_ENV = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"}
+_ENV_PLUGIN_ENV = {"VK_TASK_INDEX", "VC_TASK_INDEX"}
+_SVC_ENV = re.compile(r"^VC_.+_(HOSTS|NUM)$")
+
+
+def _plugin_of(entry) -> str:
+    name = entry.get("name", "") if isinstance(entry, dict) else ""
+    if name in _PYTORCH_ENV:
+        return "pytorch"
+    if name in _ENV_PLUGIN_ENV:
+        return "env"
+    return "svc" if _SVC_ENV.match(name) else ""
+
+
+def _runs(env: list) -> list[tuple[str, list]]:
+    """``env`` cut into maximal runs of entries of one plugin ("" for the template's own)."""
+    runs: list[tuple[str, list]] = []
+    for entry in env:
+        plugin = _plugin_of(entry)
+        if runs and runs[-1][0] == plugin:
+            runs[-1][1].append(entry)
+        else:
+            runs.append((plugin, [entry]))
+    return runs
+
+
+def _env_like(env, template_env):
+    """``env`` with its plugin runs in the order of ``template_env``'s: the leading run of the
+    template's own entries stays first; each plugin's run keeps its entries' order."""
+    if not isinstance(env, list) or not isinstance(template_env, list):
+        return env
+    live, wanted = _runs(env), _runs(template_env)
+    head = [live.pop(0)] if live and live[0][0] == "" else []
+    ordered = []
+    for plugin, _ in wanted:
+        match = next((run for run in live if run[0] == plugin), None)
+        if match is not None and plugin:
+            live.remove(match)
+            ordered.append(match)
+    return [entry for _, entries in head + ordered + live for entry in entries]
+
+
+def volcano_env_like(obj: dict, template: dict) -> dict:
+    """A Pod of a Volcano Job with each container's plugin env runs in ``template``'s order (a copy
+    along the path; nothing added or dropped)."""
+    if obj.get("kind") != "Pod" or VOLCANO_JOB_LABEL not in ((obj.get("metadata") or {}).get("labels") or {}):
+        return obj
+    spec, template_spec = obj.get("spec") or {}, template.get("spec") or {}
+    out_spec = dict(spec)
+    for key in ("containers", "initContainers"):
+        containers, wanted = spec.get(key), template_spec.get(key)
+        if not isinstance(containers, list) or not isinstance(wanted, list):
+            continue
+        out_spec[key] = [{**c, "env": _env_like(c.get("env"), (_partner(c, i, wanted) or {}).get("env"))}
+                         if isinstance(c, dict) and "env" in c else c for i, c in enumerate(containers)]
+    return {**obj, "spec": out_spec}
+
+
+def collapse_volcano_conditions(obj: dict) -> dict:
+    """A Volcano Job whose ``status.conditions`` has runs of one phase: each run as its last entry."""
+    if obj.get("kind") != "Job" or meta.group_of(obj.get("apiVersion", "")) != VOLCANO_GROUP:
+        return obj
+    status = obj.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    if not isinstance(conditions, list):
+        return obj
+    kept = [c for i, c in enumerate(conditions)
+            if i + 1 == len(conditions) or not isinstance(c, dict) or not isinstance(conditions[i + 1], dict)
+            or conditions[i + 1].get("status") != c.get("status")]
+    return obj if len(kept) == len(conditions) else {**obj, "status": {**status, "conditions": kept}}
 
 
 def _unordered_like(obj: dict, template: dict) -> dict:

@@ -1,9 +1,10 @@
 """Where ``hack/build-upstream.sh`` (``make upstream-kit``) put the upstream binaries, and which
 release of a required project goes with which release.
 
-Each build directory ``<cache>/upstream/<name>-<version>/`` holds the binary and a
-``source.env`` naming the module, its version and commit, and the module-cache directory the
-release's manifests are read from. A build of a project that requires another
+Each build directory ``<cache>/upstream/<name>-<version>/`` holds the binaries (one per
+project, three for Volcano) and a ``source.env`` naming the module, its version and commit, the
+binaries (``BINARIES``, file names beside it) and the module-cache directory the release's
+manifests are read from. A build of a project that requires another
 (:attr:`conformance.upstream.projects.Project.requires`) also names, as ``<PROJECT>_VERSION``, the
 version its go.mod pins (a Trainer build: ``JOBSET_VERSION``), which is the one the kit starts with it.
 """
@@ -27,14 +28,29 @@ class MissingUpstreamBuildError(RuntimeError):
 
 @dataclass(frozen=True)
 class Build:
-    name: str  # trainer | jobset | kustomize
+    name: str  # trainer | jobset | kustomize | ...
     module: str
     version: str
     commit: str
-    binary: Path
+    binary: Path  # the first (for most projects the only) binary
     module_dir: Path  # the release's source in the Go module cache (manifests live here)
     #: project name -> the release of it this release requires in its go.mod (source.env <PROJECT>_VERSION)
     requires: dict[str, str] = field(default_factory=dict)
+    #: file name -> path of every binary the build made (``binary`` among them)
+    binaries: dict[str, Path] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.binaries:
+            object.__setattr__(self, "binaries", {self.binary.name: self.binary})
+
+    def binary_named(self, name: str) -> Path:
+        """The binary ``name`` of this build; an error naming the ones it has otherwise."""
+        try:
+            return self.binaries[name]
+        except KeyError:
+            raise MissingUpstreamBuildError(
+                f"the {self.name} {self.version} build has no binary {name!r} (it has: {', '.join(self.binaries)}); "
+                f"rebuild it with `{BUILD_COMMAND}`") from None
 
     @property
     def jobset_version(self) -> str | None:  # Trainer builds: the JobSet release it requires
@@ -65,17 +81,22 @@ def find_build(name: str, version: str) -> Build:
             f"Versions with a wrapper module in tools/upstream/: {', '.join(known_versions(name)) or 'none'}"
         )
     env = _read_env(env_file)
+    binary = Path(env["BINARY"])
+    # BINARIES: every binary's file name, beside source.env (builds before it named only BINARY)
+    names = env.get("BINARIES", "").split() or [binary.name]
     build = Build(
         name=name,
         module=env["MODULE"],
         version=env["VERSION"],
         commit=env.get("COMMIT", ""),
-        binary=Path(env["BINARY"]),
+        binary=binary,
         module_dir=Path(env["MODULE_DIR"]),
         requires={project: env[version_key(project)] for project in _project_names() if env.get(version_key(project))},
+        binaries={n: binary if n == binary.name else directory / n for n in names},
     )
-    if not build.binary.is_file():
-        raise MissingUpstreamBuildError(f"{build.binary} is missing; rebuild it with `{BUILD_COMMAND}`")
+    for path in build.binaries.values():
+        if not path.is_file():
+            raise MissingUpstreamBuildError(f"{path} is missing; rebuild it with `{BUILD_COMMAND}`")
     if not build.module_dir.is_dir():
         raise MissingUpstreamBuildError(
             f"{build.module}@{build.version} is no longer in the Go module cache ({build.module_dir}); "

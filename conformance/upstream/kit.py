@@ -11,16 +11,19 @@ from its Go module, with webhooks served on 127.0.0.1.
 What each project needs is its entry in :mod:`.projects`. ``up()``:
 
 1. finds the builds (``make upstream-kit``): the project's release, the release of each project it
-   requires that its go.mod pins (Trainer: JobSet), and kustomize;
+   requires that its go.mod pins (Trainer: JobSet), and kustomize (if a project has kustomizations);
 2. renders the CRDs and webhook configurations from the release sources in the Go module cache
    (:mod:`.manifests`), keeps those the project installs, and points every webhook at
    ``https://127.0.0.1:<port>`` with the CA of a certificate made here (:mod:`.pki`);
 3. applies the CRDs (required projects' first: Trainer's manager watches JobSets) and waits until
    they are Established; creates each project's namespace and bootstrap objects (the Training
    Operator's certificate Secret) and placeholder files;
-4. starts the managers (:mod:`.managers`), required ones first, and waits until each is ready;
+4. starts the managers (:mod:`.managers`), required ones first, and waits until each is ready; a
+   project of several managers starts them in its order, each once the one before is ready (the
+   n-th managers of all projects start together);
 5. creates the webhook configurations, mutating ones first, and waits until a dry-run request
-   shows each webhook is called and answers (:mod:`.probes`).
+   shows each webhook is called and answers (:mod:`.probes`). A project whose manager waits for
+   its configurations (:attr:`~.projects.Project.webhooks_first`: Volcano) gets them before step 4.
 
 Once up, the kit watches its managers as a Deployment's kubelet would: a manager that exits (a Go
 panic the release does not recover - the Training Operator v1.8.1's controller-runtime v0.17 has no
@@ -130,6 +133,7 @@ class UpstreamKit:
         self._created_files: list[tuple[Path, bytes]] = []
         self._created_dirs: list[Path] = []
         self._projects: list[projects_mod.Project] = []
+        self._project_managers: dict[str, list[Manager]] = {}
         self.restart = restart
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
@@ -187,14 +191,18 @@ class UpstreamKit:
                 self._bootstrap()
                 self.timings.crds = time.monotonic() - phase
                 phase = time.monotonic()
-                for manager in self.managers.values():
-                    self._start(manager)
-                self._wait_ready(list(self.managers.values()))
+                self._create_webhook_configurations([p for p in self._projects if p.webhooks_first])
+                early = time.monotonic() - phase
+                phase = time.monotonic()
+                for stage in self._stages():
+                    for manager in stage:
+                        self._start(manager)
+                    self._wait_ready(stage)
                 self.timings.managers = time.monotonic() - phase
                 phase = time.monotonic()
-                self._create_webhook_configurations()
+                self._create_webhook_configurations([p for p in self._projects if not p.webhooks_first])
                 self._wait_webhooks()
-                self.timings.webhooks = time.monotonic() - phase
+                self.timings.webhooks = early + time.monotonic() - phase
             except BaseException:
                 self.down()
                 raise
@@ -214,10 +222,10 @@ class UpstreamKit:
         deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
         while True:
             managers = list(self.managers.values())
-            if all(m.running() and all(_http_ok(u) for u in m.ready_urls) for m in managers):
+            if all(m.running() and all(self._ok(u) for u in m.ready_urls) for m in managers):
                 return
             if time.monotonic() > deadline:
-                waiting = [m.name for m in managers if not m.running() or not all(_http_ok(u) for u in m.ready_urls)]
+                waiting = [m.name for m in managers if not m.running() or not all(self._ok(u) for u in m.ready_urls)]
                 raise UpstreamStartError(f"manager(s) {', '.join(waiting)} not ready again after {timeout}s")
             time.sleep(0.2)
 
@@ -292,7 +300,8 @@ class UpstreamKit:
                 builds[project.requires] = builds_mod.find_build(project.requires, wanted)
         self._projects = chain
         self.builds = {p.name: builds[p.name] for p in chain}
-        self.builds["kustomize"] = builds_mod.find_build("kustomize", builds_mod.kustomize_version())
+        if any(p.kustomizations for p in chain):
+            self.builds["kustomize"] = builds_mod.find_build("kustomize", builds_mod.kustomize_version())
 
     def _prepare(self) -> None:
         if self.state_dir is None:
@@ -305,20 +314,27 @@ class UpstreamKit:
             ca_dns_names=tuple(n for p in self._projects for n in p.ca_dns_names))
         (self.state_dir / "ca.crt").write_bytes(self._pki.ca_cert)
         ports = iter(free_ports(sum(p.ports for p in self._projects)))
-        self.managers = {}
+        self.managers, self._project_managers = {}, {}
         for project in self._projects:
             context = Context(build=self.builds[project.name], kubeconfig=self.kubeconfig,
                               workdir=self.state_dir / project.name, pki=self._pki,
                               ports=tuple(next(ports) for _ in range(project.ports)), namespace=project.namespace)
-            self.managers[project.name] = project.manager(context)
-        kustomize = self.builds["kustomize"].binary
+            self._project_managers[project.name] = managers_of(project, context)
+            for manager in self._project_managers[project.name]:
+                if manager.name in self.managers:
+                    raise UpstreamStartError(f"two managers named {manager.name!r} ({project.name})")
+                self.managers[manager.name] = manager
+        kustomize = self.builds["kustomize"].binary if "kustomize" in self.builds else None
         for project in self._projects:
             rendered = manifests_mod.load(kustomize, project, self.builds[project.name].module_dir)
-            url = self.managers[project.name].webhook_url
-            if url is None and rendered.webhook_configurations:
-                raise manifests_mod.ManifestError(f"{project.name} renders webhook configurations, but its manager "
-                                                  f"serves no webhooks")
+            url = webhook_url(project, self._project_managers[project.name], bool(rendered.webhook_configurations))
             self.manifests[project.name] = manifests_mod.point_at(rendered, url or "", self._pki.ca_cert)
+
+    def _stages(self) -> list[list[Manager]]:
+        """The managers in start order: the first of every project (required ones first), then the
+        second of every project that has one, and so on."""
+        lists = [self._project_managers[p.name] for p in self._projects]
+        return [[m[i] for m in lists if i < len(m)] for i in range(max(map(len, lists), default=0))]
 
     def _bootstrap(self) -> None:
         """Each project's namespace, the objects its manager needs there before it starts, and the
@@ -413,7 +429,7 @@ class UpstreamKit:
                     raise UpstreamStartError(
                         f"{manager.name} manager {manager.build.version} exited (code {code}) while starting; "
                         f"{manager.log}:\n{log_tail(manager.log)}")
-                if all(_http_ok(url) for url in manager.ready_urls) and _logged(manager):
+                if all(self._ok(url) for url in manager.ready_urls) and _logged(manager):
                     pending.remove(manager)
             if pending and time.monotonic() > deadline:
                 manager = pending[0]
@@ -425,7 +441,11 @@ class UpstreamKit:
             if pending:
                 time.sleep(0.1)
 
-    def _create_webhook_configurations(self) -> None:
+    def _ok(self, url: str) -> bool:
+        """``url`` answers 200 (an https one with a certificate of the kit's CA)."""
+        return _http_ok(url, self._pki.ca_cert if self._pki is not None else None)
+
+    def _create_webhook_configurations(self, projects: list[projects_mod.Project]) -> None:
         from kubernetes import client
         from kubernetes.client.exceptions import ApiException
 
@@ -438,7 +458,7 @@ class UpstreamKit:
                                                admission.read_validating_webhook_configuration,
                                                admission.replace_validating_webhook_configuration),
         }
-        configs = [c for m in self.manifests.values() for c in m.webhook_configurations]
+        configs = [c for p in projects for c in self.manifests[p.name].webhook_configurations]
         configs.sort(key=lambda c: c["kind"] != "MutatingWebhookConfiguration")  # mutating first
         for config in configs:
             create, read, replace = calls[config["kind"]]
@@ -647,8 +667,37 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def _http_ok(url: str) -> bool:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+def managers_of(project: projects_mod.Project, context: Context) -> list[Manager]:
+    """What ``project.manager`` builds, as a list (one manager, or several in start order)."""
+    built = project.manager(context)
+    managers = [built] if isinstance(built, Manager) else list(built)
+    if not managers or not all(isinstance(m, Manager) for m in managers):
+        raise UpstreamStartError(f"{project.name}: its manager builder returned {built!r}, not Managers")
+    return managers
+
+
+def webhook_url(project: projects_mod.Project, managers: list[Manager], has_webhooks: bool) -> str | None:
+    """The URL of the one manager of ``project`` that serves webhooks (None: none does)."""
+    serving = [m for m in managers if m.webhook_url is not None]
+    if len(serving) > 1:
+        raise manifests_mod.ManifestError(f"{project.name}: managers {', '.join(m.name for m in serving)} all serve "
+                                          f"webhooks; the kit points every webhook of a project at one")
+    if has_webhooks and not serving:
+        raise manifests_mod.ManifestError(f"{project.name} renders webhook configurations, but its manager "
+                                          f"serves no webhooks")
+    return serving[0].webhook_url if serving else None
+
+
+def _http_ok(url: str, ca_cert: bytes | None = None) -> bool:
+    handlers: list = [urllib.request.ProxyHandler({})]
+    if url.startswith("https://"):
+        if ca_cert is None:
+            return False
+        import ssl
+
+        context = ssl.create_default_context(cadata=ca_cert.decode())
+        handlers.append(urllib.request.HTTPSHandler(context=context))
+    opener = urllib.request.build_opener(*handlers)
     try:
         with opener.open(url, timeout=2) as response:
             return response.status == 200

@@ -62,6 +62,33 @@ and a mounted ``tls.crt``, and ``setupControllers`` waits for it), leader electi
 and by ``--leader-elect=false`` (an explicit flag wins over the file; its Lease namespace would be
 the service-account namespace, else ``lws-system``). Its webhooks must run: the pod defaulter
 gives workers their ``worker-index`` label, which the pod controller requires.
+
+**Volcano v1.10.0** is three processes from one build, started in this order (each once the one
+before is ready, :func:`volcano_managers`):
+
+* ``vc-webhook-manager`` serves the seven admission paths (``/jobs/mutate``, ``/jobs/validate``,
+  ``/podgroups/mutate``, ``/pods/mutate``, ``/pods/validate``, ``/queues/mutate``,
+  ``/queues/validate``; its default ``--enabled-admission``) on ``127.0.0.1:<port>`` with our
+  certificate (``--tls-cert-file``/``--tls-private-key-file``, ``--ca-cert-file``: all three are
+  required, ``main`` exits when one cannot be read). It creates no webhook configuration: for each
+  path it waits up to 5 min for ``volcano-admission-service-<path with - for />`` to exist, writes
+  ``--ca-cert-file`` into every ``caBundle`` (ours already), and only then listens
+  (``cmd/webhook-manager/app/server.go``, ``util.go`` addCaCertForWebhook) - so the kit creates
+  the configurations first (:attr:`Project.webhooks_first`). ``--webhook-url`` must be non-empty
+  and is used for nothing else. No ``--enable-healthz``: its health server would serve TLS on
+  ``:11251`` (every interface); it is ready when ``GET /jobs/mutate`` answers over TLS (the
+  handler writes nothing for a request that is not JSON: 200). Its ``/pods/mutate`` has
+  ``failurePolicy: Fail`` for every pod outside ``volcano-system`` and ``kube-system``, and the
+  other two need its queue webhooks (the scheduler creates the queue ``default``), so it starts first.
+* ``vc-controller-manager`` with ``--controllers=job-controller,pg-controller,queue-controller,gc-controller``
+  (every controller but the two of the flow CRDs, which are not installed; a bare ``-name`` turns
+  every other controller off) and ``--leader-elect=false``; ``/healthz`` on a loopback port.
+* ``vc-scheduler`` with ``--leader-elect=false``, ``--cache-dumper=false`` (it would dump its cache
+  to ``/tmp`` on a signal), its built-in configuration (actions enqueue, allocate, backfill) and
+  ``/healthz`` on a loopback port. It creates the queue ``default``, which the queue controller
+  opens; only the scheduler's enqueue action moves a PodGroup to ``Inqueue``, before which the job
+  controller creates no pod - so the local plane's stand-in binder is left out when it runs
+  (:attr:`Project.replaces`).
 """
 
 from __future__ import annotations
@@ -79,15 +106,18 @@ from .pki import Pki
 
 @dataclass
 class Manager:
-    name: str  # the project: trainer | jobset | training-operator | mpi-operator | lws
+    #: the project's name for its one manager (trainer | jobset | training-operator | mpi-operator |
+    #: lws), the binary's for a project of several (vc-webhook-manager, ...)
+    name: str
     build: Build
     argv: list[str]
     env: dict[str, str]
     log: Path
     webhook_port: int | None  # None: the manager serves no webhooks
-    health_port: int
+    health_port: int | None  # None: ready_urls say when it is ready
     metrics_port: int | None = None
-    #: URLs that answer 200 once it is ready (default: controller-runtime's /healthz and /readyz).
+    #: URLs that answer 200 once it is ready (default: controller-runtime's /healthz and /readyz);
+    #: https ones are checked against the kit's CA.
     ready_urls: tuple[str, ...] = ()
     #: A line its log shows once it is ready, for managers whose health endpoint says less.
     ready_log_line: str | None = None
@@ -100,6 +130,8 @@ class Manager:
 
     def __post_init__(self) -> None:
         if not self.ready_urls:
+            if self.health_port is None:
+                raise ValueError(f"manager {self.name}: no health port and no ready_urls - nothing shows it is ready")
             self.ready_urls = (self.healthz_url, self.readyz_url)
 
     @property
@@ -248,3 +280,44 @@ def lws_manager(ctx: Context) -> Manager:
     env = _env()
     env.pop("ENABLE_WEBHOOKS", None)  # "false" would register neither webhook
     return Manager("lws", ctx.build, argv, env, ctx.workdir / "lws.log", webhook_port, health_port, metrics_port)
+
+
+#: Volcano's three binaries (tools/upstream/volcano-v1.10/build.env BINARIES), in start order.
+VOLCANO_BINARIES = ("vc-webhook-manager", "vc-controller-manager", "vc-scheduler")
+#: vc-controller-manager's controllers but jobflow-controller and jobtemplate-controller (their
+#: flow.volcano.sh CRDs are not installed; their informers would never sync).
+VOLCANO_CONTROLLERS = ("job-controller", "pg-controller", "queue-controller", "gc-controller")
+#: The path whose GET shows vc-webhook-manager serves (after every configuration got its CA).
+VOLCANO_READY_PATH = "/jobs/mutate"
+
+
+def volcano_managers(ctx: Context) -> list[Manager]:
+    """vc-webhook-manager, vc-controller-manager, vc-scheduler (see the module docstring)."""
+    webhook_port, controller_health, scheduler_health = ctx.ports
+    cert_dir = ctx.workdir / "certs"
+    _write_cert(cert_dir, ctx.pki.cert, ctx.pki.key)
+    (cert_dir / "ca.crt").write_bytes(ctx.pki.ca_cert)
+    kubeconfig = f"--kubeconfig={ctx.kubeconfig}"
+    url = f"https://127.0.0.1:{webhook_port}"
+    webhook = Manager(
+        "vc-webhook-manager", ctx.build,
+        [str(ctx.build.binary_named("vc-webhook-manager")), kubeconfig,
+         f"--tls-cert-file={cert_dir / 'tls.crt'}", f"--tls-private-key-file={cert_dir / 'tls.key'}",
+         f"--ca-cert-file={cert_dir / 'ca.crt'}", "--listen-address=127.0.0.1", f"--port={webhook_port}",
+         f"--webhook-url={url}"],
+        _env(), ctx.workdir / "vc-webhook-manager.log", webhook_port, None,
+        ready_urls=(url + VOLCANO_READY_PATH,))
+    common = [kubeconfig, "--leader-elect=false", "--enable-healthz"]
+    controllers = Manager(
+        "vc-controller-manager", ctx.build,
+        [str(ctx.build.binary_named("vc-controller-manager")), *common,
+         f"--healthz-address=127.0.0.1:{controller_health}", "--controllers=" + ",".join(VOLCANO_CONTROLLERS)],
+        _env(), ctx.workdir / "vc-controller-manager.log", None, controller_health,
+        ready_urls=(f"http://127.0.0.1:{controller_health}/healthz",))
+    scheduler = Manager(
+        "vc-scheduler", ctx.build,
+        [str(ctx.build.binary_named("vc-scheduler")), *common, f"--healthz-address=127.0.0.1:{scheduler_health}",
+         "--cache-dumper=false"],
+        _env(), ctx.workdir / "vc-scheduler.log", None, scheduler_health,
+        ready_urls=(f"http://127.0.0.1:{scheduler_health}/healthz",))
+    return [webhook, controllers, scheduler]

@@ -8,6 +8,13 @@ version JobSet's Makefile pins, built by ``make upstream-kit`` - rather than rea
 Which kustomizations, and which of the CRDs and webhooks they render are installed, is each
 project's entry (:mod:`.projects`); everything else they render (Deployments, RBAC, ...) is dropped.
 
+Some releases ship their CRDs only as plain YAML files and their webhook configurations only as a
+Helm template (Volcano v1.10.0: ``config/crd/volcano/bases/``, ``installer/helm/chart/volcano/
+templates/webhooks.yaml``): a project then names the directories of plain files
+(:attr:`~.projects.Project.manifest_dirs`, read as they are) and the kit writes the configurations
+itself from the template's facts (:attr:`~.projects.Project.webhook_configurations`,
+:func:`volcano_webhook_configurations`).
+
 In-cluster, the webhooks reach the manager through a Service; here the manager is a local
 process, so each ``clientConfig.service`` (webhook configurations, and the JobSet CRD's conversion
 webhook) becomes ``url: https://127.0.0.1:<port><the same path>`` with our CA as ``caBundle``.
@@ -50,22 +57,105 @@ def render(kustomize: Path, directory: Path) -> list[dict]:
     return [obj for obj in yaml.load_all(result.stdout, Loader=loader) if obj]
 
 
-def load(kustomize: Path, project, module_dir: Path) -> OperatorManifests:
+def read_plain(directory: Path) -> list[dict]:
+    """The objects of every ``*.yaml`` file in ``directory`` (sorted by name), read as they are."""
+    if not directory.is_dir():
+        raise ManifestError(f"{directory} is not a directory (layout changed in this release?)")
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise ManifestError(f"{directory} has no *.yaml files (layout changed in this release?)")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    objects = []
+    for path in files:
+        try:
+            objects += [obj for obj in yaml.load_all(path.read_text(), Loader=loader) if obj]
+        except yaml.YAMLError as exc:
+            raise ManifestError(f"{path}: not YAML: {exc}") from exc
+    return objects
+
+
+def load(kustomize: Path | None, project, module_dir: Path) -> OperatorManifests:
     """The CRDs and webhook configurations of ``project`` (a :class:`~.projects.Project`) in its
-    release source at ``module_dir``, as far as the project installs them."""
+    release source at ``module_dir`` - kustomizations rendered, plain directories read, and the
+    configurations the kit writes for it - as far as the project installs them."""
     manifests = OperatorManifests()
+    objects = []
     for relative in project.kustomizations:
         directory = module_dir / relative
         if not (directory / "kustomization.yaml").is_file():
             raise ManifestError(f"{directory} has no kustomization.yaml (layout changed in this release?)")
-        for obj in render(kustomize, directory):
-            if obj.get("kind") == "CustomResourceDefinition":
-                manifests.crds.append(obj)
-            elif obj.get("kind") in WEBHOOK_KINDS:
-                manifests.webhook_configurations.append(obj)
+        if kustomize is None:
+            raise ManifestError(f"{project.name} renders kustomizations, but no kustomize was given")
+        objects += render(kustomize, directory)
+    for relative in project.manifest_dirs:
+        objects += read_plain(module_dir / relative)
+    if project.webhook_configurations is not None:
+        objects += project.webhook_configurations(project)
+    for obj in objects:
+        if obj.get("kind") == "CustomResourceDefinition":
+            manifests.crds.append(obj)
+        elif obj.get("kind") in WEBHOOK_KINDS:
+            manifests.webhook_configurations.append(obj)
     if not manifests.crds:
-        raise ManifestError(f"no CustomResourceDefinition rendered from {module_dir} ({', '.join(project.kustomizations)})")
+        sources = ", ".join((*project.kustomizations, *project.manifest_dirs)) or "no kustomization or directory named"
+        raise ManifestError(f"no CustomResourceDefinition rendered from {module_dir} ({sources})")
     return select(manifests, project.crds, project.webhooks, where=str(module_dir))
+
+
+#: Volcano v1.10.0's admission paths and their webhooks, as the Helm chart's templates/webhooks.yaml
+#: registers them (the configuration is named ``volcano-admission-service`` + the path with ``-``
+#: for ``/``, which is the name vc-webhook-manager waits for): path -> (kind, webhook name,
+#: (apiGroup, apiVersion, resource), operations). Paths of vc-webhook-manager's default
+#: ``--enabled-admission``; the chart lists them in this order.
+VOLCANO_ADMISSIONS = {
+    "/pods/mutate": ("MutatingWebhookConfiguration", "mutatepod.volcano.sh", ("", "v1", "pods"), ("CREATE",)),
+    "/queues/mutate": ("MutatingWebhookConfiguration", "mutatequeue.volcano.sh",
+                       ("scheduling.volcano.sh", "v1beta1", "queues"), ("CREATE",)),
+    "/podgroups/mutate": ("MutatingWebhookConfiguration", "mutatepodgroup.volcano.sh",
+                          ("scheduling.volcano.sh", "v1beta1", "podgroups"), ("CREATE",)),
+    "/jobs/mutate": ("MutatingWebhookConfiguration", "mutatejob.volcano.sh",
+                     ("batch.volcano.sh", "v1alpha1", "jobs"), ("CREATE",)),
+    "/jobs/validate": ("ValidatingWebhookConfiguration", "validatejob.volcano.sh",
+                       ("batch.volcano.sh", "v1alpha1", "jobs"), ("CREATE", "UPDATE")),
+    "/pods/validate": ("ValidatingWebhookConfiguration", "validatepod.volcano.sh", ("", "v1", "pods"), ("CREATE",)),
+    "/queues/validate": ("ValidatingWebhookConfiguration", "validatequeue.volcano.sh",
+                         ("scheduling.volcano.sh", "v1beta1", "queues"), ("CREATE", "UPDATE", "DELETE")),
+}
+VOLCANO_CONFIGURATION_PREFIX = "volcano-admission-service"
+
+
+def volcano_webhook_configurations(project) -> list[dict]:
+    """The seven configurations vc-webhook-manager waits for, with the chart's settings: every
+    webhook ``failurePolicy: Fail``, ``matchPolicy: Equivalent``, ``sideEffects: NoneOnDryRun``,
+    ``timeoutSeconds: 10``, admission review v1, and a ``namespaceSelector`` leaving out the release
+    namespace (``project.namespace``) and ``kube-system``; mutating ones ``reinvocationPolicy:
+    Never``. The service reference is the chart's ``<release>-admission-service`` on 443 at the path
+    (:func:`point_at` turns it into the loopback URL)."""
+    namespace = project.namespace or "volcano-system"
+    configurations = []
+    for path, (kind, name, (group, version, resource), operations) in VOLCANO_ADMISSIONS.items():
+        webhook = {
+            "name": name,
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": {"service": {"name": f"{project.name}-admission-service", "namespace": namespace,
+                                         "path": path, "port": 443}},
+            "failurePolicy": "Fail",
+            "matchPolicy": "Equivalent",
+            "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                                        "values": [namespace, "kube-system"]}]},
+            "objectSelector": {},
+            "rules": [{"apiGroups": [group], "apiVersions": [version], "operations": list(operations),
+                       "resources": [resource], "scope": "*"}],
+            "sideEffects": "NoneOnDryRun",
+            "timeoutSeconds": 10,
+        }
+        if kind == "MutatingWebhookConfiguration":
+            webhook["reinvocationPolicy"] = "Never"
+        configurations.append({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": VOLCANO_CONFIGURATION_PREFIX + path.replace("/", "-")},
+            "webhooks": [webhook]})
+    return configurations
 
 
 def select(manifests: OperatorManifests, crds: tuple[str, ...] | None, webhooks: tuple[str, ...] | None,

@@ -244,6 +244,95 @@ def lws_pod_webhooks(api) -> str | None:
     return "leader Pod admitted without its group-index label and LWS env (mpod.kb.io not called yet)"
 
 
+def _volcano_job(name: str, tasks: list[dict], **spec) -> dict:
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"tasks": tasks, **spec}}
+
+
+def _volcano_task(name: str) -> dict:
+    return {"name": name, "replicas": 1, "template": _pod_template("probe")}
+
+
+def volcano_job_validator(api) -> str | None:
+    """maxRetry -1: the v1.10.0 CRD takes any int32 (and mutatejob.volcano.sh defaults only 0); only
+    validatejob.volcano.sh refuses it ("'maxRetry' cannot be less than zero.")."""
+    body = _volcano_job(PROBE_NAME, [_volcano_task("probe")], maxRetry=-1)
+    return _dry_run_denied(api, "jobs", body, "validatejob.volcano.sh")
+
+
+def volcano_job_defaulter(api) -> str | None:
+    """A Job without maxRetry, queue or minAvailable: mutatejob.volcano.sh gives it maxRetry 3 (the
+    v1.10.0 CRD has no default), queue ``default`` and minAvailable 1. Being admitted at all also
+    shows validatejob.volcano.sh found the queue ``default`` Open - created by vc-scheduler, opened
+    by vc-controller-manager's queue controller - which every Job of the table needs."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        created = client.CustomObjectsApi(api).create_namespaced_custom_object(
+            "batch.volcano.sh", "v1alpha1", PROBE_NAMESPACE, "jobs",
+            _volcano_job(PROBE_NAME, [_volcano_task("probe")]), dry_run="All")
+    except ApiException as exc:
+        return f"HTTP {exc.status}: {api_message(exc)}"
+    spec = created["spec"]
+    if (spec.get("maxRetry"), spec.get("queue")) == (3, "default"):
+        return None
+    return f"Job admitted without the webhook's defaults (maxRetry {spec.get('maxRetry')!r}, queue {spec.get('queue')!r})"
+
+
+def volcano_podgroup_defaulter(api) -> str | None:
+    """A PodGroup without a queue: mutatepodgroup.volcano.sh gives it ``default`` (the CRD has no default)."""
+    from kubernetes import client
+
+    body = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": PROBE_NAME},
+            "spec": {"minMember": 1}}
+    created = client.CustomObjectsApi(api).create_namespaced_custom_object(
+        "scheduling.volcano.sh", "v1beta1", PROBE_NAMESPACE, "podgroups", body, dry_run="All")
+    queue = created["spec"].get("queue")
+    return None if queue == "default" else f"PodGroup admitted without a queue (mutatepodgroup.volcano.sh not called yet)"
+
+
+def _queue(annotations: dict | None = None) -> dict:
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+            "metadata": {"name": PROBE_NAME, **({"annotations": annotations} if annotations else {})}, "spec": {}}
+
+
+def volcano_queue_validator(api) -> str | None:
+    """A hierarchy of two levels with one weight: validatequeue.volcano.sh wants as many weights as levels."""
+    body = _queue({"volcano.sh/hierarchy": "root/tc-probe", "volcano.sh/hierarchy-weights": "1"})
+    return _dry_run_denied(api, "queues", body, "validatequeue.volcano.sh", namespaced=False)
+
+
+def volcano_queue_defaulter(api) -> str | None:
+    """A Queue without weight or reclaimable: mutatequeue.volcano.sh sets weight 1 and reclaimable true."""
+    from kubernetes import client
+
+    created = client.CustomObjectsApi(api).create_cluster_custom_object(
+        "scheduling.volcano.sh", "v1beta1", "queues", _queue(), dry_run="All")
+    spec = created["spec"]
+    if (spec.get("weight"), spec.get("reclaimable")) == (1, True):
+        return None
+    return "Queue admitted without weight 1 / reclaimable true (mutatequeue.volcano.sh not called yet)"
+
+
+def volcano_pod_webhooks(api) -> str | None:
+    """A volcano Pod with both disruption-budget annotations: validatepod.volcano.sh refuses the
+    pair ("not allow configure multiple annotations ..."). mutatepod.volcano.sh runs before it and,
+    without an --admission-conf, changes nothing; a failing call would have failed the request."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": PROBE_NAME, "annotations": {"volcano.sh/jdb-min-available": "1",
+                                                            "volcano.sh/jdb-max-unavailable": "1"}},
+           "spec": {"schedulerName": "volcano", **_pod_template("probe")["spec"]}}
+    try:
+        client.CoreV1Api(api).create_namespaced_pod(PROBE_NAMESPACE, pod, dry_run="All")
+    except ApiException as exc:
+        return _denied_by(exc, "validatepod.volcano.sh")
+    return "volcano Pod with both budget annotations admitted (validatepod.volcano.sh not called yet)"
+
+
 PROBES = (
     Probe("jobset", ("vjobset.kb.io",), "JobSet denied by its validating webhook", jobset_validator),
     Probe("jobset", ("mjobset.kb.io",), "JobSet defaulted by its mutating webhook", jobset_defaulter),
@@ -262,6 +351,15 @@ PROBES = (
           "LeaderWorkerSet with a subgroup-exclusive annotation and no subGroupPolicy denied", lws_validator),
     Probe("lws", ("mleaderworkerset.kb.io",), "LeaderWorkerSet given networkConfig by the LWS defaulter", lws_defaulter),
     Probe("lws", ("mpod.kb.io", "vpod.kb.io"), "LWS pod webhooks called for a labelled leader Pod", lws_pod_webhooks),
+    Probe("volcano", ("validatejob.volcano.sh",), "Volcano Job with maxRetry -1 denied", volcano_job_validator),
+    Probe("volcano", ("mutatejob.volcano.sh",), "Volcano Job given maxRetry 3 and queue default (open)",
+          volcano_job_defaulter),
+    Probe("volcano", ("mutatepodgroup.volcano.sh",), "PodGroup given queue default", volcano_podgroup_defaulter),
+    Probe("volcano", ("validatequeue.volcano.sh",), "Queue with a hierarchy and too few weights denied",
+          volcano_queue_validator),
+    Probe("volcano", ("mutatequeue.volcano.sh",), "Queue given weight 1 and reclaimable", volcano_queue_defaulter),
+    Probe("volcano", ("mutatepod.volcano.sh", "validatepod.volcano.sh"),
+          "volcano Pod with two budget annotations denied", volcano_pod_webhooks),
 )
 
 

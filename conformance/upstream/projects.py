@@ -4,11 +4,18 @@ An entry says everything the kit needs beyond the build itself (``tools/upstream
 built by ``make upstream-kit`` into ``<cache>/upstream/<name>-<version>/``):
 
 * its Go **module** and where it lives (for reports), and the **profiles** each release is judged
-  against by ``make upstream-conformance``;
+  against by ``make upstream-conformance`` (one, or several: Volcano v1.10.0 by volcano-v1.10,
+  -v1.11 and -v1.12);
 * which **kustomizations** of the release source (in the Go module cache) hold its CRDs and webhook
-  configurations, and which of those to install (``crds``/``webhooks``: ``None`` = all);
+  configurations, or which directories of plain YAML files (**manifest_dirs**), the **webhook
+  configurations** the kit writes itself where a release ships them only as a Helm template, and
+  which of those to install (``crds``/``webhooks``: ``None`` = all);
 * its **manager**: a builder in :mod:`.managers` (flags, configuration, readiness) and how many free
-  loopback ports it takes; a **namespace** of its own, objects to create there first
+  loopback ports it takes - or several managers, started in the order the builder lists them, each
+  once the one before is ready (Volcano's webhook manager, controller manager, scheduler); whether
+  its webhook configurations must exist before its managers start (**webhooks_first**: Volcano's
+  webhook manager waits for them), and which components of the local control plane its managers
+  take the place of (**replaces**: vc-scheduler, the plane's volcano-binder stand-in); a **namespace** of its own, objects to create there first
   (``bootstrap``), files it only checks for (``placeholders``), and the DNS names its own certificate
   checks want (:mod:`.pki`);
 * the **kinds it owns**, deleted while its manager still runs at teardown (finalizers), in order;
@@ -27,7 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import managers
+from conformance.cluster.local import VOLCANO_BINDER
+
+from . import managers, manifests
 from .managers import Context, Manager
 from .pki import Pki
 
@@ -39,12 +48,22 @@ class Project:
     name: str  # tools/upstream/<name>-v<x.y>/ and <cache>/upstream/<name>-<version>/
     module: str
     url: str
-    #: release -> the profile its table is judged with (make upstream-conformance).
-    profiles: dict[str, str]
+    #: release -> the profile its table is judged with (make upstream-conformance), or several
+    #: (the first is the release's own: its report directory is <name>-<release>).
+    profiles: dict[str, str | tuple[str, ...]]
     kustomizations: tuple[str, ...]
-    manager: Callable[[Context], Manager]
+    #: its manager, or its managers in start order (each started once the one before is ready)
+    manager: Callable[[Context], "Manager | list[Manager]"]
     ports: int  # free loopback ports the manager builder gets
     owned_kinds: tuple[OwnedKind, ...]
+    #: directories of the release source whose *.yaml files are read as they are (no kustomization)
+    manifest_dirs: tuple[str, ...] = ()
+    #: webhook configurations the kit writes itself (the release ships them only as a Helm template)
+    webhook_configurations: "Callable[[Project], list[dict]] | None" = None
+    #: create the webhook configurations before the managers start (a manager waits for them)
+    webhooks_first: bool = False
+    #: components of the local control plane its managers take the place of (left out of the plane)
+    replaces: tuple[str, ...] = ()
     crds: tuple[str, ...] | None = None  # CRD names to install; None: every one rendered
     webhooks: tuple[str, ...] | None = None  # webhook names to keep; None: every one rendered
     requires: str | None = None
@@ -55,6 +74,11 @@ class Project:
     serving_dns_names: tuple[str, ...] = field(default=())
     #: release -> ``<table>/<row>`` ids whose input crashes that release's manager.
     isolated: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def profiles_for(self, version: str) -> tuple[str, ...]:
+        """The profiles release ``version`` is judged with, its own first; () when none."""
+        judged = self.profiles.get(version, ())
+        return (judged,) if isinstance(judged, str) else tuple(judged)
 
     @property
     def implementation(self) -> str:
@@ -150,7 +174,30 @@ LWS = Project(
     owned_kinds=(("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", True),),
 )
 
-PROJECTS = {p.name: p for p in (TRAINER, JOBSET, TRAINING_OPERATOR, MPI_OPERATOR, LWS)}
+VOLCANO = Project(
+    name="volcano",
+    module="volcano.sh/volcano",
+    url="https://github.com/volcano-sh/volcano",
+    # v1.10.0 is the module proxy's only v1.10 release. It is judged by its own profile and by the two
+    # later ones: their rows that pin later behaviour (v1.11's #3813 restarts, v1.12's #4281 WORLD_SIZE)
+    # must fail against it, which shows the rows tell the releases apart.
+    profiles={"v1.10.0": ("volcano-v1.10", "volcano-v1.11", "volcano-v1.12")},
+    kustomizations=(),
+    # The five CRDs (jobs, commands, podgroups, queues, numatopologies: vc-scheduler's ResourceTopology
+    # gate, on by default, watches the last); the flow CRDs are left out, and so are their controllers.
+    manifest_dirs=("config/crd/volcano/bases",),
+    webhook_configurations=manifests.volcano_webhook_configurations,
+    webhooks_first=True,
+    manager=managers.volcano_managers,
+    ports=3,
+    # Jobs first (the job controller cleans up after them), then any PodGroup left.
+    owned_kinds=(("batch.volcano.sh", "v1alpha1", "jobs", True),
+                 ("scheduling.volcano.sh", "v1beta1", "podgroups", True)),
+    namespace="volcano-system",  # the chart's release namespace: the webhooks' namespaceSelector leaves it out
+    replaces=(VOLCANO_BINDER,),
+)
+
+PROJECTS = {p.name: p for p in (TRAINER, JOBSET, TRAINING_OPERATOR, MPI_OPERATOR, LWS, VOLCANO)}
 
 
 def get(name: str) -> Project:

@@ -222,6 +222,8 @@ class JobWorker:
             return None
 
     def _report(self, job: dict, built: list[plugins.Plugin]) -> None:
+        if self.cluster.profile.volcano_plugins_as_upstream:
+            return  # upstream only logs these (klog.Errorf): no Event, nothing a client can see
         for plugin in built:
             for notice in plugin.notices:
                 self.cluster.record_error(job, notice)

@@ -12,6 +12,12 @@ Where the reference reconciler is stricter than upstream (the suite's ``extended
   task MASTER_ADDR, MASTER_PORT, WORLD_SIZE and the port (only RANK is left out);
 * an env var the task template already sets is kept, not appended a second time (upstream appends,
   so the plugin's later duplicate wins in the kubelet), and the kept value is reported as a notice.
+
+Profiles with ``volcano_plugins_as_upstream`` (volcano-v1.10, volcano-v1.11: their tables have no
+extended rows) do what upstream does instead: every pod of every task gets MASTER_ADDR, MASTER_PORT,
+WORLD_SIZE and the port, RANK only master and worker pods, each appended after what the template
+has (``OnPodCreate``, ``pkg/controllers/job/plugins/distributed-framework/pytorch/pytorch.go``
+L94-115 in v1.10.0), and what the plugins only log is not reported (the controller's ``_report``).
 """
 
 from __future__ import annotations
@@ -75,10 +81,16 @@ class PytorchPlugin(Plugin):
             self.notices.append(f"job {job['metadata']['name']} doesn't have task {self.master}")
             return
         rank = self.rank(pod)
-        if rank is None:
+        upstream = self.profile.volcano_plugins_as_upstream
+        if rank is None and not upstream:
             return  # extended: pods of other tasks get neither env nor port
         wanted = [(MASTER_ADDR, master_addr(job, master_task)), (MASTER_PORT, str(self.port)),
-                  (WORLD_SIZE, str(self.world_size(job))), (RANK, str(rank))]
+                  (WORLD_SIZE, str(self.world_size(job)))] + ([(RANK, str(rank))] if rank is not None else [])
+        if upstream:
+            for container in containers(pod, init=False):
+                self._open_port(container)
+                container.setdefault("env", []).extend({"name": name, "value": value} for name, value in wanted)
+            return
         for container in containers(pod, init=False):
             self._open_port(container)
             env = container.setdefault("env", [])

@@ -1,10 +1,8 @@
-// Volcano v1.10.0: vc-controller-manager, vc-webhook-manager, vc-scheduler - staged here, not in
-// tools/upstream/, because hack/build-upstream.sh and conformance/upstream build and start one binary
-// per wrapper module and project (docs/results/README.md, "Volcano v1.10.0"). The replace block is
-// volcano@v1.10.0's own (a dependency's replaces are ignored, so the main module must carry them).
-// Built with Go 1.26.8 (GOTOOLCHAIN=local, CGO_ENABLED=0), from this directory:
-//   go build -trimpath -o <dir>/vc-controller-manager volcano.sh/volcano/cmd/controller-manager
-//   (the same for cmd/webhook-manager -> vc-webhook-manager, cmd/scheduler -> vc-scheduler)
+// Volcano v1.10.0 (the module proxy's only v1.10 release): vc-controller-manager, vc-webhook-manager and
+// vc-scheduler, the three tools below, built by hack/build-upstream.sh in one `go build` (build.env
+// BINARIES names each file; their common packages compile once). The replace block is volcano@v1.10.0's
+// own (a dependency's replaces are ignored, so the main module must carry them). Regenerate with
+// `go get -tool <pkg>@v1.10.0` for each tool, the replace block copied from volcano's go.mod, `go mod tidy`.
 module training-conformance/tools/upstream/volcano-v1.10
 
 go 1.24.0
