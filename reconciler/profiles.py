@@ -76,10 +76,9 @@ class Profile:
     pytorch_world_size_master_worker_only: bool = False
     #: Volcano job plugins exactly as upstream has them (every release so far): the pytorch plugin gives pods
     #: of every task MASTER_ADDR, MASTER_PORT, WORLD_SIZE and the port (RANK only master/worker pods), appended
-    #: even where the template sets the name; what the plugins only log (klog.Errorf: "plugin %s flagset parse
-    #: failed", "job %v doesn't have task %v") is no reconcile error, since no Event carries it. Off: the
-    #: reference's stricter behaviour beyond upstream, which the world-size table's extended rows assert
-    #: (only master/worker pods; a template's own value kept once; those log lines reported as errors).
+    #: even where the template sets the name. Off: the reference's stricter behaviour beyond upstream, which
+    #: the world-size table's extended rows assert (only master/worker pods; a template's own value kept
+    #: once). What the plugins only log (klog.Errorf) is no reconcile error in any profile.
     volcano_plugins_as_upstream: bool = False
     #: Volcano Job lifecycle: RestartTask / RestartPod kill only their target (the task's pods / the event's
     #: pod), retryCount + 1 → Restarting (volcano-sh/volcano#3813, v1.11.0). Before, RestartTask is
@@ -152,7 +151,7 @@ DEFAULT_PROFILE = TRAINER_V2_3.name
 # switches): before #3813's targeted restarts and policy events (shared/reference/lws-volcano-upstream.md B.4).
 # volcano-v1.10 and -v1.11 put the pytorch env on pods of every task, as upstream does (their tables have no
 # extended rows; the real v1.10.0 showed it, docs/results/README.md); volcano-v1.12 keeps the reference's
-# extended behaviour, which its table's extended rows assert.
+# extended behaviour there (only master/worker pods), which its table's extended rows assert.
 VOLCANO_V1_10 = Profile(name="volcano-v1.10", suite="volcano", version=(1, 10), crd_dirs=("volcano",),
                         volcano_plugins_as_upstream=True)
 _VOLCANO_3813 = dict(volcano_restart_targets=True, volcano_restarting_syncs=True, volcano_pod_pending_policies=True)

@@ -83,7 +83,10 @@ def start_run(tmp_path: Path, where: list[str]) -> tuple[subprocess.Popen, dict]
     (tmp_path / "tmp").mkdir()
     child = subprocess.Popen(
         [sys.executable, "-m", "conformance.cli", "run", "--backend", "live", "--profile", PROFILE, "-k", ROW, *where],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        # SIGINT as Ctrl-C in a terminal gives it: a shell starts background jobs with SIGINT ignored
+        # (and Python then installs no KeyboardInterrupt handler), which a child would inherit.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return child, {"marker": marker, "tmp": tmp_path / "tmp", "runs": tmp_path / "cache" / "runs"}
 
 

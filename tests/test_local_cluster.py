@@ -343,7 +343,9 @@ with plane:  # Ctrl-C (KeyboardInterrupt) leaves the with block; SIGTERM is hand
 @live
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=["SIGTERM", "SIGINT", "SIGKILL"])
 def test_signal_to_the_owning_process_tears_down(signum):
-    child = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    # SIGINT as Ctrl-C gives it, even when this test runs in a background job (SIGINT ignored there).
+    child = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = child.stdout.readline()
         assert line, f"the child exited with {child.wait()} before the cluster came up"

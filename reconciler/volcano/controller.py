@@ -25,6 +25,7 @@ volumes/PVCs, ``dependsOn``, delayed actions (see policies), Commands.
 from __future__ import annotations
 
 import copy
+import logging
 from dataclasses import dataclass, field
 
 from .. import meta
@@ -33,6 +34,8 @@ from .plugins import PluginError
 from .pods import create_job_pod, pod_name
 from .policies import Request, apply_policies
 from .state import SOFT, Target
+
+log = logging.getLogger(__name__)
 
 _COUNTERS = ("pending", "running", "succeeded", "failed", "terminating", "unknown")
 #: Put on a pod just before the controller deletes it; events of such pods are OutOfSync.
@@ -222,11 +225,11 @@ class JobWorker:
             return None
 
     def _report(self, job: dict, built: list[plugins.Plugin]) -> None:
-        if self.cluster.profile.volcano_plugins_as_upstream:
-            return  # upstream only logs these (klog.Errorf): no Event, nothing a client can see
+        # Upstream only logs these (klog.Errorf: "plugin %s flagset parse failed", "job %v doesn't have
+        # task %v" - pytorch.go L57/L69 in v1.10.0 and v1.12.4 alike): no Event, nothing a client sees.
         for plugin in built:
             for notice in plugin.notices:
-                self.cluster.record_error(job, notice)
+                log.info("%s: %s", meta.describe(job), notice)
 
     def _pods_by_task(self, job: dict) -> dict[str, dict[str, dict]]:
         by_task: dict[str, dict[str, dict]] = {}

@@ -11,13 +11,14 @@ Where the reference reconciler is stricter than upstream (the suite's ``extended
 * only master and worker pods get the env and the port; upstream also gives pods of every other
   task MASTER_ADDR, MASTER_PORT, WORLD_SIZE and the port (only RANK is left out);
 * an env var the task template already sets is kept, not appended a second time (upstream appends,
-  so the plugin's later duplicate wins in the kubelet), and the kept value is reported as a notice.
+  so the plugin's later duplicate wins in the kubelet), and the kept value is logged as a notice.
 
 Profiles with ``volcano_plugins_as_upstream`` (volcano-v1.10, volcano-v1.11: their tables have no
 extended rows) do what upstream does instead: every pod of every task gets MASTER_ADDR, MASTER_PORT,
 WORLD_SIZE and the port, RANK only master and worker pods, each appended after what the template
 has (``OnPodCreate``, ``pkg/controllers/job/plugins/distributed-framework/pytorch/pytorch.go``
-L94-115 in v1.10.0), and what the plugins only log is not reported (the controller's ``_report``).
+L94-115 in v1.10.0, the same in v1.12.4). In every profile, what the plugins only log (a flag
+that fails to parse, no master task) is logged, not reported (the controller's ``_report``).
 """
 
 from __future__ import annotations
