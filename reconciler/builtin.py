@@ -228,6 +228,28 @@ def _validate_containers(pod_spec: dict, path: str) -> list[FieldError]:
     for i, container in enumerate(pod_spec.get("containers") or []):
         if not (container if isinstance(container, dict) else {}).get("name"):
             errors.append(FieldError(REQUIRED, f"{path}.containers[{i}].name"))
+    for field in ("initContainers", "containers"):
+        for i, container in enumerate(pod_spec.get(field) or []):
+            ports = (container.get("ports") or []) if isinstance(container, dict) else []
+            errors += _validate_ports(ports, f"{path}.{field}[{i}].ports")
+    return errors
+
+
+def _validate_ports(ports: list, path: str) -> list[FieldError]:
+    """validateContainerPorts (pkg/apis/core/validation, k8s v1.35), its port-number rules: a
+    containerPort of 0 (or none) is required, any other outside 1-65535 invalid, and so is a hostPort
+    outside that range. (A Volcano plugin whose ``--port`` failed to parse opens port 0, and every pod
+    create is refused here.) Port names and protocols are not modelled."""
+    errors = []
+    for i, port in enumerate(ports):
+        port = port if isinstance(port, dict) else {}
+        container_port, host_port = port.get("containerPort") or 0, port.get("hostPort") or 0
+        if container_port == 0:
+            errors.append(FieldError(REQUIRED, f"{path}[{i}].containerPort"))
+        elif isinstance(container_port, int) and not 1 <= container_port <= 65535:
+            errors.append(invalid(f"{path}[{i}].containerPort", container_port, "must be between 1 and 65535, inclusive"))
+        if isinstance(host_port, int) and host_port != 0 and not 1 <= host_port <= 65535:
+            errors.append(invalid(f"{path}[{i}].hostPort", host_port, "must be between 1 and 65535, inclusive"))
     return errors
 
 

@@ -32,3 +32,22 @@ def test_cpu_may_be_overcommitted_but_not_above_its_limit():
 
 def test_gpu_as_limit_only_is_fine():
     assert messages(job({"limits": {"nvidia.com/gpu": 8}})) == []
+
+
+def pod(ports: list, field: str = "containers") -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c"}], field: [{"name": "c", "ports": ports}]}}
+
+
+def test_container_ports_as_validate_container_ports_words_them():
+    # pkg/apis/core/validation validateContainerPorts (v1.35): 0 is "Required value", others 1-65535.
+    assert messages(pod([{"containerPort": 0}])) == ["spec.containers[0].ports[0].containerPort: Required value"]
+    assert messages(pod([{"name": "x"}])) == ["spec.containers[0].ports[0].containerPort: Required value"]
+    assert messages(pod([{"containerPort": -1}])) == [
+        "spec.containers[0].ports[0].containerPort: Invalid value: -1: must be between 1 and 65535, inclusive"]
+    assert messages(pod([{"containerPort": 65536, "hostPort": 70000}])) == [
+        "spec.containers[0].ports[0].containerPort: Invalid value: 65536: must be between 1 and 65535, inclusive",
+        "spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between 1 and 65535, inclusive"]
+    assert messages(pod([{"containerPort": 1}, {"containerPort": 65535, "hostPort": 8080}])) == []
+    assert messages(pod([{"containerPort": 0}], field="initContainers")) == [
+        "spec.initContainers[0].ports[0].containerPort: Required value"]

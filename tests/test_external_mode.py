@@ -575,3 +575,23 @@ def test_lws_revision_data_loses_the_null_creation_timestamp_of_apimachinery_v0_
     assert worker(stripped)["metadata"] == {"labels": {"a": "b"}}
     [stripped] = gozero.strip([revision({"creationTimestamp": "2026-01-01T00:00:00Z"})], [revision(None)])
     assert worker(stripped)["metadata"] == {"creationTimestamp": "2026-01-01T00:00:00Z"}
+
+
+def test_volcano_failed_create_is_one_error_per_refused_pod_in_pod_name_order():
+    from conformance.live import events
+
+    def status_error(pod: str, detail: str) -> str:  # Go's %#v of a *errors.StatusError, shortened
+        return (f'failed to create pod {pod}, err: &errors.StatusError{{ErrStatus:v1.Status{{TypeMeta:v1.TypeMeta'
+                f'{{Kind:"", APIVersion:""}}, Status:"Failure", Message:"Pod \\"{pod}\\" is invalid: {detail}", '
+                f'Reason:"Invalid", Details:(*v1.StatusDetails)(0xc0012ab340), Code:422}}}}')
+
+    required = "spec.containers[0].ports[0].containerPort: Required value"
+    # volcano v1.10.0 syncJob: the creates run side by side, so the list is in the order they failed.
+    message = f"Error creating pods: [{status_error('j-worker-0', required)} {status_error('j-master-0', required)}]"
+    event = _event("FailedCreate", "Job", message)
+    assert events.reconcile_errors([event], external=True) == [
+        f'Job default/test-job: Pod "j-master-0" is invalid: {required}',
+        f'Job default/test-job: Pod "j-worker-0" is invalid: {required}']
+    # kube-controller-manager's Job controller words its FailedCreate otherwise: not one of these.
+    assert events.reconcile_errors([_event("FailedCreate", "Job", "Error creating: pods is forbidden")],
+                                   external=True) == []

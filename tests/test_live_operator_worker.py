@@ -33,10 +33,12 @@ class _Failing:
         raise self.error
 
 
-def _worker(api, controller, failures=0):
+def _worker(api, controller, failures=0, record_error=None):
     op = object.__new__(Operator)
     op.queue, op.cache, op.api = WorkQueue(), Cache(), api
     op.cluster = type("C", (), {"controllers": [controller]})()
+    if record_error is not None:
+        op.cluster.record_error = record_error
     op._views, op._failures = [None], {}
     op.cache.put(dict(JOBSET))
     if failures:
@@ -104,3 +106,18 @@ def test_a_static_token_client_has_no_refresh_hook(tmp_path):
     assert not _refreshing_credentials(str(kubeconfig({"token": "t"})))
     assert _refreshing_credentials(str(kubeconfig({"exec": {"apiVersion": "client.authentication.k8s.io/v1",
                                                              "command": "get-token"}})))
+
+
+def test_a_refused_write_is_a_reconcile_error_and_is_retried():
+    # As render's Cluster.run: the apiserver refused the controller's own write (e.g. a Volcano pod with
+    # containerPort 0) - recorded (a Warning Event live) and retried with back-off.
+    from reconciler.live.facade import LiveRejection
+
+    refused = LiveRejection("schema", "Pod ns/p", [], api_code=422, api_message='Pod "p" is invalid: x')
+    api, controller = _Api(exists=True), _Failing(refused)
+    recorded = []
+    op, thread = _worker(api, controller,
+                         record_error=lambda obj, message: recorded.append((obj["metadata"]["name"], message)))
+    _stop(op, thread, after=0.4)
+    assert controller.calls >= 2
+    assert recorded[0] == ("js", str(refused)) and str(refused) == 'Pod "p" is invalid: x'

@@ -525,3 +525,16 @@ def test_a_rolling_update_with_a_step_left_is_not_steady():
     objects[1]["spec"]["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}
     [reason] = _lws_reasons(objects)
     assert "rolling update not finished: leader StatefulSet partition 1 (floor 0)" in reason
+
+
+def test_volcano_job_missing_pods_waits_unless_a_warning_says_its_creates_were_refused():
+    # A pytorch --port that failed to parse opens containerPort 0: every pod create is refused, and
+    # the job stays without pods for good (upstream's Warning FailedCreate, the reference's ReconcileError).
+    job = _volcano("Pending")
+    [reason] = reasons_not_steady([job])
+    assert reason.endswith("0 of 2 pod(s) created")
+    warning = {"apiVersion": "v1", "kind": "Event", "type": "Warning", "reason": "FailedCreate",
+               "metadata": {"name": "e", "namespace": "ns"}, "involvedObject": {"uid": "job-uid"}}
+    assert reasons_not_steady([job, warning]) == []
+    assert reasons_not_steady([job, {**warning, "type": "Normal"}]) == [reason]
+    assert reasons_not_steady([job, {**warning, "involvedObject": {"uid": "other"}}]) == [reason]

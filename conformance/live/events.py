@@ -41,6 +41,12 @@ any reason                          PyTorchJob    core/job.go RecordAbnormalPods
                                                   exits); only messages ``Error pod <pod> container
                                                   <c> exitCode: <n> terminated message: <m>`` and
                                                   ``... waiting message: <m>``
+``FailedCreate``                    Job (Volcano) volcano.sh/volcano v1.10.0 syncJob
+                                                  (job_controller_actions.go L424-427): ``Error
+                                                  creating pods: [failed to create pod <name>, err:
+                                                  <%#v of the StatusError>, ...]`` - each refused
+                                                  pod's ``Message:"..."``, in pod name order (the
+                                                  creates run side by side), as render's
 ==================================  ============  =================================================
 
 A line whose error is a stale cache the controller retries at once is left out: the apiserver's
@@ -62,6 +68,7 @@ The involved object is named ``<Kind> <namespace>/<name>: `` in front, as for th
 
 from __future__ import annotations
 
+import json
 import re
 
 from reconciler.live.facade import EVENT_COMPONENT, EVENT_REASON
@@ -104,6 +111,23 @@ def _verbatim(message: str) -> list[str]:
     return [message]
 
 
+_GO_MESSAGE = re.compile(r'Message:"((?:[^"\\]|\\.)*)"')
+
+
+def _volcano_failed_create(message: str) -> list[str]:
+    """Each refused pod's apiserver message out of Volcano's ``Error creating pods: [...]`` (Go's
+    ``%#v`` of a StatusError holds it as ``Message:"<Go-quoted>"``), by pod name."""
+    if not message.startswith("Error creating pods: "):
+        return []
+    found = []
+    for quoted in _GO_MESSAGE.findall(message):
+        try:
+            found.append(json.loads(f'"{quoted}"'))
+        except ValueError:
+            found.append(quoted)
+    return sorted(found)
+
+
 UPSTREAM_REASONS = {
     ("JobCreationFailed", "JobSet"): _jobs,
     ("TrainJobResourcesCreationFailed", "TrainJob"): _trainer,
@@ -116,6 +140,7 @@ UPSTREAM_REASONS = {
     ("PyTorchJobFailed", "PyTorchJob"): _verbatim,
     ("FailedCreatePod", "PyTorchJob"): _verbatim,
     ("FailedCreateService", "PyTorchJob"): _verbatim,
+    ("FailedCreate", "Job"): _volcano_failed_create,  # kcm's batch/v1 ones say "Error creating: ..."
 }
 #: kind of the involved object -> errors from a Warning Event of any other reason (the reason is
 #: not the operator's own, e.g. a container's terminated reason).

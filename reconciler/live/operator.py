@@ -21,6 +21,7 @@ import threading
 import time
 
 from .. import builtin, crds as crd_files, meta, new_cluster, profiles
+from ..errors import Rejection
 from ..profiles import Profile
 from . import crds
 from .facade import Conflict, LiveCluster
@@ -161,6 +162,12 @@ class Operator:
             except Conflict as exc:
                 log.debug("conflict, again: %s", exc)
                 self.queue.add_after(item, 0.01)
+            except Rejection as refused:
+                # The apiserver refused the controller's own write (render's Cluster.run does the
+                # same): controller-runtime logs the error Reconcile returned and requeues with
+                # back-off; the reconcile error is also a Warning Event (record_error), once per text.
+                self.cluster.record_error(current, str(refused))
+                self._retry(item, index, key)
             except ApiError as exc:
                 if exc.code == 404 and self._gone(key):
                     # The object itself is gone (controller-runtime's IgnoreNotFound): its delete event

@@ -29,6 +29,7 @@ import logging
 from dataclasses import dataclass, field
 
 from .. import meta
+from ..errors import Rejection
 from . import keys, plugins, state
 from .plugins import PluginError
 from .pods import create_job_pod, pod_name
@@ -289,9 +290,22 @@ class JobWorker:
                 self.cluster.record_error(job, str(exc))
                 return  # upstream returns before creating any pod
         self._report(job, built)
+        refused = []
         for pod in to_create:
-            created = self.cluster.create(pod)
+            try:
+                created = self.cluster.create(pod)
+            except Rejection as exc:
+                refused.append(str(exc))
+                continue
             _count(created, counts, task_counts)
+        if refused:
+            # Upstream creates the pods side by side, keeps going past a refused one, then records one
+            # Warning FailedCreate "Error creating pods: [...]" and returns before the status update
+            # (syncJob, job_controller_actions.go L331-427 in v1.10.0). Its order is the goroutines';
+            # here the refusals are reported one each, by pod name (the harness reads the Event so).
+            for message in sorted(refused):
+                self.cluster.record_error(job, message)
+            return
         for pod in to_delete:
             self._delete(pod)
             counts["terminating"] += 1

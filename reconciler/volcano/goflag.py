@@ -2,7 +2,8 @@
 
 A plugin's arguments (``spec.plugins.<name>``) go through ``flagSet.Parse``; an error is only logged
 and parsing stops there, so flags *before* the bad one keep their parsed values and the rest keep
-their defaults. The rules below are those of Go's ``flag`` package (flag.go ``parseOne``):
+their defaults - and the bad one itself keeps what strconv returned with the error (0 for
+``--port=abc``, the int64 limit for an out-of-range number), since Go's flag stores it anyway. The rules below are those of Go's ``flag`` package (flag.go ``parseOne``):
 
 * ``-name`` and ``--name`` are the same; ``-name=value`` or ``-name value`` (non-bool flags);
 * a bool flag alone means true; ``-b=value`` takes ``strconv.ParseBool`` values;
@@ -25,7 +26,14 @@ class FlagError(Exception):
 
 
 class _NumError(Exception):
-    """strconv's error, as the flag package rewrites it (``numError``)."""
+    """strconv's error, as the flag package rewrites it (``numError``), with the value strconv returns
+    beside it: Go's flag stores that value even when ``Set`` fails (``intValue.Set``: ``*i =
+    intValue(v); return err``; ``boolValue.Set`` the same) - 0 / false for a syntax error, the
+    nearest limit for an int out of range."""
+
+    def __init__(self, message: str, value=0):
+        super().__init__(message)
+        self.value = value
 
 
 def parse_bool(text: str) -> bool:
@@ -33,7 +41,7 @@ def parse_bool(text: str) -> bool:
         return True
     if text in ("0", "f", "F", "FALSE", "false", "False"):
         return False
-    raise _NumError("parse error")
+    raise _NumError("parse error", False)
 
 
 def parse_int(text: str) -> int:
@@ -62,12 +70,12 @@ def parse_int(text: str) -> int:
             raise _NumError("parse error")
         value = value * base + digit
         if value > UINT64_MAX:  # ParseUint stops at the digit that overflows
-            raise _NumError("value out of range")
+            raise _NumError("value out of range", INT64_MIN if negative else INT64_MAX)
     if underscores and not _underscore_ok(text):
         raise _NumError("parse error")
     value = -value if negative else value
     if not INT64_MIN <= value <= INT64_MAX:
-        raise _NumError("value out of range")
+        raise _NumError("value out of range", INT64_MIN if negative else INT64_MAX)
     return value
 
 
@@ -141,6 +149,7 @@ class FlagSet:
                 try:
                     self.values[name] = parse_bool(value if has_value else "true")
                 except _NumError as exc:
+                    self.values[name] = exc.value
                     raise FlagError(f"invalid boolean value {_go_quote(value)} for -{name}: {exc}") from None
                 continue
             if not has_value and rest:
@@ -151,6 +160,7 @@ class FlagSet:
                 try:
                     self.values[name] = parse_int(value)
                 except _NumError as exc:
+                    self.values[name] = exc.value
                     raise FlagError(f"invalid value {_go_quote(value)} for flag -{name}: {exc}") from None
             else:
                 self.values[name] = value
