@@ -534,7 +534,13 @@ def test_volcano_job_missing_pods_waits_unless_a_warning_says_its_creates_were_r
     [reason] = reasons_not_steady([job])
     assert reason.endswith("0 of 2 pod(s) created")
     warning = {"apiVersion": "v1", "kind": "Event", "type": "Warning", "reason": "FailedCreate",
+               "message": "Error creating pods: [failed to create pod train-worker-0, err: ...]",
                "metadata": {"name": "e", "namespace": "ns"}, "involvedObject": {"uid": "job-uid"}}
     assert reasons_not_steady([job, warning]) == []
+    reference = {**warning, "reason": "ReconcileError",
+                 "message": 'Pod "train-worker-0" is invalid: spec.containers[0].ports[0].containerPort: Required value'}
+    assert reasons_not_steady([job, reference]) == []
     assert reasons_not_steady([job, {**warning, "type": "Normal"}]) == [reason]
     assert reasons_not_steady([job, {**warning, "involvedObject": {"uid": "other"}}]) == [reason]
+    # Any other Warning about the job (the scheduler's, a policy's) does not end the wait.
+    assert reasons_not_steady([job, {**warning, "reason": "Unschedulable", "message": "0/3 nodes"}]) == [reason]

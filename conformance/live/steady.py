@@ -168,12 +168,11 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
                                              and o.get("apiVersion") == "batch/v1"])
             if reason:
                 reasons.append(f"{meta.describe(jobset)}: {reason}")
-    warned = {(o.get("involvedObject") or {}).get("uid", "") for o in objects
-              if o.get("kind") == "Event" and o.get("type") == "Warning"}
+    refused = {(o.get("involvedObject") or {}).get("uid", "") for o in objects if _pods_refused(o)}
     for job in objects:
         if job.get("kind") == "Job" and job.get("apiVersion") == VOLCANO_JOB:
             reason = _volcano_job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []),
-                                         job["metadata"].get("uid", "") in warned)
+                                         job["metadata"].get("uid", "") in refused)
             if reason:
                 reasons.append(f"{meta.describe(job)}: {reason}")
         if job.get("kind") == "Job" and job.get("apiVersion") == "batch/v1":
@@ -487,12 +486,22 @@ CHILDREN = {
 }
 
 
-def _volcano_job_behind(job: dict, pods: list[dict], warned: bool = False) -> str | None:
+def _pods_refused(event: dict) -> bool:
+    """A Warning Event saying the apiserver refused a controller's pod: Volcano's ``FailedCreate``
+    ("Error creating pods: [...]") or the reference operator's ``ReconcileError`` with the apiserver's
+    ``Pod "<name>" is invalid: ...``. (Other Warnings about a Volcano Job come and go while its pods
+    are still being made.)"""
+    if event.get("kind") != "Event" or event.get("type") != "Warning":
+        return False
+    message = event.get("message") or ""
+    return message.startswith("Error creating pods: ") or (message.startswith('Pod "') and " is invalid: " in message)
+
+
+def _volcano_job_behind(job: dict, pods: list[dict], refused: bool = False) -> str | None:
     """A Volcano Job that is Pending or Running (or has no phase yet) has a pod per task replica:
-    fewer means its controller has not caught up - unless a Warning Event about the job exists: its
-    pod creates were refused (upstream's ``FailedCreate`` "Error creating pods: ...", the reference's
-    ``ReconcileError``; e.g. a pytorch ``--port`` that failed to parse opens containerPort 0), and it
-    stays so; the case judges that. One Restarting with no pod terminating is about to move on. Other
+    fewer means its controller has not caught up - unless a Warning Event says its pod creates were
+    refused (:func:`_pods_refused`; e.g. a pytorch ``--port`` that failed to parse opens
+    containerPort 0), and it stays so; the case judges that. One Restarting with no pod terminating is about to move on. Other
     phases (Aborting, ...) remove pods on purpose; deleting pods are judged by the deletion rule."""
     phase = ((job.get("status") or {}).get("state") or {}).get("phase")
     if phase == "Restarting" and not job["metadata"].get("deletionTimestamp") and \
@@ -503,7 +512,7 @@ def _volcano_job_behind(job: dict, pods: list[dict], warned: bool = False) -> st
     if job["metadata"].get("deletionTimestamp") or phase not in (None, "", "Pending", "Running"):
         return None
     wanted = sum(int(t.get("replicas", 0)) for t in (job.get("spec") or {}).get("tasks") or [])
-    if len(pods) < wanted and not warned:
+    if len(pods) < wanted and not refused:
         return f"{len(pods)} of {wanted} pod(s) created"
     # Its controller counts pods by phase on every pod change: counters that disagree with the
     # pods mean it has not seen the latest ones yet (a busy operator may take longer than the
