@@ -108,9 +108,25 @@ def default(obj: dict) -> dict:
     elif kind == "Pod":
         # The pod strategy's PrepareForCreate: a new Pod's status is phase Pending, whatever was sent.
         obj["status"] = {"phase": "Pending"}
+        _admit_priority(obj.get("spec"))
     elif kind == "StatefulSet":
         _default_statefulset(obj)
     return obj
+
+
+#: The two PriorityClasses every cluster has (pkg/apis/scheduling/types.go: SystemCriticalPriority
+#: 2000000000, node-critical = that + 1000); render's cluster has no other.
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+
+
+def _admit_priority(spec) -> None:
+    """The Priority admission plugin (before any webhook): ``spec.priority`` = the value of the
+    Pod's ``priorityClassName``. Render writes it only for a built-in class: every other Pod gets 0
+    (no global default class), which render leaves out as live normalisation drops it
+    (conformance/live/platform.py). A class the cluster does not have makes the apiserver refuse
+    the Pod (403 "no PriorityClass with name ... was found"), which render does not model."""
+    if isinstance(spec, dict) and spec.get("priorityClassName") in SYSTEM_PRIORITY_CLASSES:
+        spec["priority"] = SYSTEM_PRIORITY_CLASSES[spec["priorityClassName"]]
 
 
 def _default_statefulset(sts: dict) -> None:

@@ -38,7 +38,7 @@ JS_POD = {"jobset.sigs.k8s.io/jobset-name": "js"}
 
 @pytest.mark.parametrize("obj, profile, expected", [
     (pod(JS_POD), "jobset-v0.12", "0"),
-    (pod(JS_POD, priorityClassName="system-node-critical"), "jobset-v0.12", "2000001000"),
+    (pod(JS_POD, priority=2000001000), "jobset-v0.12", "2000001000"),  # as Priority admission set it
     (pod(JS_POD), "trainer-v2.3", "0"),                  # Trainer v2.3 runs JobSet v0.12.0
     (pod(JS_POD), "jobset-v0.10", None),                 # v0.10: exclusive-placement pods only
     (pod(JS_POD), "trainer-v2.1", None),
@@ -48,6 +48,18 @@ JS_POD = {"jobset.sigs.k8s.io/jobset-name": "js"}
 def test_priority_label(obj, profile, expected):
     label_priority(obj, FakeCluster(profile))
     assert (obj["metadata"].get("labels") or {}).get(PRIORITY) == expected
+
+
+@pytest.mark.parametrize("spec, priority", [
+    ({"priorityClassName": "system-node-critical"}, 2000001000),     # SystemCriticalPriority + 1000
+    ({"priorityClassName": "system-cluster-critical"}, 2000000000),  # SystemCriticalPriority
+    ({}, None),                        # 0 on a real apiserver; render leaves it out, as live normalising does
+    ({"priorityClassName": "batch-high"}, None),  # not in render's cluster (a real one refuses the Pod)
+])
+def test_priority_admission_sets_spec_priority_from_builtin_class(spec, priority):
+    from reconciler import builtin
+    obj = builtin.default({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": dict(spec)})
+    assert obj["spec"].get("priority") == priority
 
 
 @pytest.mark.parametrize("profile, uid_and_group", [("trainer-v2.0", False), ("trainer-v2.1", True),

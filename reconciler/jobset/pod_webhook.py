@@ -6,8 +6,8 @@ node-selector exclusive-placement strategy. Before, only exclusive-placement pod
 exclusive placement (affinities, node selectors) is not modelled here.
 
 ``spec.priority`` is set by the apiserver's Priority admission plugin, which runs before webhooks:
-the value of ``priorityClassName`` (the two built-in system classes are the only PriorityClasses a
-fresh cluster has), else 0 when there is no global default class.
+the value of ``priorityClassName``, else 0 when there is no global default class - render leaves
+that 0 out (reconciler/builtin.py ``_admit_priority``), so an absent ``spec.priority`` reads as 0.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector"
 #: pods labelled with a JobSet name are sent to it. A live backend registering this mutator uses the same.
 OBJECT_SELECTOR = {"matchExpressions": [{"key": JOBSET_NAME, "operator": "Exists"}]}
 WEBHOOK = "mpod.kb.io"
-# scheduling/types.go: SystemCriticalPriority (2000000000) and node-critical = that + 1000.
-_SYSTEM_CLASSES = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
 
 
 def label_priority(pod: dict, cluster) -> None:
@@ -32,20 +30,10 @@ def label_priority(pod: dict, cluster) -> None:
     annotations = md.get("annotations") or {}
     if JOBSET_NAME not in annotations or NODE_SELECTOR_STRATEGY in annotations:
         return
-    priority = _priority(pod.get("spec") or {})
-    if priority is not None:
-        md["labels"] = {**(md.get("labels") or {}), PRIORITY: str(priority)}
+    priority = (pod.get("spec") or {}).get("priority", 0)
+    md["labels"] = {**(md.get("labels") or {}), PRIORITY: str(priority)}
 
 
 label_priority.object_selector = OBJECT_SELECTOR
 label_priority.webhook_name = WEBHOOK
 
-
-def _priority(spec: dict) -> int | None:
-    if "priority" in spec:
-        return spec["priority"]
-    name = spec.get("priorityClassName")
-    if not name:
-        return 0
-    # Another class would have to exist in the cluster; none does in render.
-    return _SYSTEM_CLASSES.get(name)
