@@ -39,6 +39,8 @@ TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
 POD_FAILURE_POLICY = "PodFailurePolicy"
+JOB_SUSPENDED = ("JobSuspended", "Job suspended")
+JOB_RESUMED = ("JobResumed", "Job resumed")
 _TERMINAL = ("Succeeded", "Failed")
 
 
@@ -93,8 +95,13 @@ class JobController:
                 if final == "Complete":  # only a successful Job gets a completionTime
                     status["completionTime"] = conditions[-1]["lastTransitionTime"]
             active = []
-        elif not job["spec"].get("suspend") and not deleting:
-            active += self._create_pods(cluster, job, pods, status, active, terminating)
+        elif not deleting:
+            # syncJob after manageJob: the JobSuspended condition follows spec.suspend.
+            if job["spec"].get("suspend"):
+                _ensure_condition(cluster, status, "Suspended", "True", *JOB_SUSPENDED)
+            else:
+                _ensure_condition(cluster, status, "Suspended", "False", *JOB_RESUMED)
+                active += self._create_pods(cluster, job, pods, status, active, terminating)
         status["ready"] = sum(1 for p in active if _pod_ready(p))
         status["terminating"] = len(terminating)
         _set_count(status, "active", len(active))
@@ -349,10 +356,23 @@ def _set_count(status: dict, key: str, value: int) -> None:
         status.pop(key, None)
 
 
-def _condition(cluster, type_: str, reason: str, message: str) -> dict:
+def _condition(cluster, type_: str, reason: str, message: str, value: str = "True") -> dict:
     now = cluster.now()
-    return {"type": type_, "status": "True", "reason": reason, "message": message,
+    return {"type": type_, "status": value, "reason": reason, "message": message,
             "lastProbeTime": now, "lastTransitionTime": now}
+
+
+def _ensure_condition(cluster, status: dict, type_: str, value: str, reason: str, message: str) -> None:
+    """ensureJobConditionStatus: a condition of the type is replaced when its status, reason or
+    message differs; a missing one is added unless the status is False."""
+    conditions = status.get("conditions") or []
+    current = meta.find_by(conditions, "type", type_)
+    if current is not None:
+        if (current.get("status"), current.get("reason"), current.get("message")) != (value, reason, message):
+            current.clear()
+            current.update(_condition(cluster, type_, reason, message, value))
+    elif value != "False":
+        status["conditions"] = [*conditions, _condition(cluster, type_, reason, message, value)]
 
 
 def _write_status(cluster, job: dict, status: dict) -> None:
