@@ -28,7 +28,6 @@ from ..backends import render
 from ..outcome import Outcome
 from . import faults
 from .case import FIELD_MANAGER, CaseRun
-from .steady import reasons_not_steady
 
 
 class ScenarioRun(CaseRun):
@@ -122,8 +121,9 @@ class ScenarioRun(CaseRun):
             outcome.rejections.append(self._rejection(self.names.back(patched), exc))
 
     def _not_steady(self, objects: list[dict]) -> list[str]:
+        # The case's rules (the Trainer runtime in-use finalizer too), and no pod exit still to land.
         pods = [o for o in objects if o.get("kind") == "Pod"]
-        return reasons_not_steady(objects, status_too=True) + faults.pending_exits(pods)
+        return super()._not_steady(objects) + faults.pending_exits(pods)
 
     def _collect_step(self, outcome: Outcome, rendered: list[dict]) -> None:
         self._collect(outcome, rendered)
