@@ -29,7 +29,6 @@ class PodSet:
     ancestor: str | None
     count: int
     replicas: int
-    containers: list[str]
     endpoints: list[str] = field(default_factory=list)
 
 
@@ -84,11 +83,9 @@ def new_runtime_info(runtime: dict) -> RuntimeInfo:
             count = ml_policy.get("numNodes", 1)
         else:
             count = (job_template.get("spec") or {}).get("parallelism", 1)
-        pod_spec = ((job_template.get("spec") or {}).get("template") or {}).get("spec") or {}
         pod_sets.append(PodSet(
             name=rj["name"], ancestor=ancestor, count=max(count if count is not None else 1, 1),
             replicas=rj.get("replicas", 1),
-            containers=[c.get("name") for c in pod_spec.get("containers") or [] if isinstance(c, dict)],
         ))
     return RuntimeInfo(runtime=runtime, ml_policy=ml_policy,
                        template_metadata=copy.deepcopy(template.get("metadata") or {}),
