@@ -287,7 +287,28 @@ def _patched(manifest: dict, ops_lists: list[list], what: str) -> dict:
             manifest = jsonpatch.apply_patch(manifest, ops)
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
             raise CaseError(f"JSON Patch on {what} failed: {exc}") from None
+    bad = _non_string_key(manifest, "")
+    if bad:
+        raise CaseError(f"{what}: the key {bad[1]!r} at {bad[0] or '/'} is not a string - a Kubernetes object is "
+                        f"JSON, whose keys are strings; quote it in YAML (\"{bad[1]}\": ...)")
     return manifest
+
+
+def _non_string_key(value, path: str) -> tuple[str, object] | None:
+    """The first mapping key that is no string (YAML reads null, true, 1 ... unquoted as such)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return path, ("null" if key is None else key)
+            found = _non_string_key(item, f"{path}/{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _non_string_key(item, f"{path}/{i}")
+            if found:
+                return found
+    return None
 
 
 @lru_cache(maxsize=None)

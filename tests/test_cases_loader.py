@@ -118,3 +118,18 @@ def test_bases_folders_are_not_tables(cases_root):
 ])
 def test_version_ranges(version, spec, ok):
     assert version_in_range(version, spec) is ok
+
+
+def test_unquoted_null_key_in_a_manifest_is_an_error_of_its_row(cases_root):
+    # YAML reads an unquoted `null:` key as None; a Kubernetes object is JSON, whose keys are strings.
+    bad = """\
+  - id: null-key
+    title: an annotation key written null, unquoted
+    patch: {tj: [{op: add, path: /metadata/annotations, value: {null: x}}]}
+    expect: {counts: [{apiVersion: v1, kind: Pod, count: 0}]}
+"""
+    write(cases_root, "t/demo.yaml", table(GOOD_ROW + bad))
+    loaded = load_all(cases_root)
+    assert [type(c).__name__ for c in loaded] == ["Case", "BrokenCase"]
+    assert loaded[1].error.startswith("cases/t/demo.yaml, row 2 (id 'null-key'): base 'tj': the key 'null' at "
+                                      "/metadata/annotations is not a string")
