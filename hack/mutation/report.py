@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 import sys
 from collections import Counter
 from pathlib import Path
@@ -74,7 +75,15 @@ def load_module(module: str) -> tuple[dict[str, int | None], dict[str, float]]:
     meta = MUTANTS / (module + ".meta")
     if not meta.is_file():
         return {}, {}
-    data = json.loads(meta.read_text())
+    for attempt in range(20):
+        try:
+            data = json.loads(meta.read_text())
+            break
+        except json.JSONDecodeError:
+            # mutmut rewrites a module's .meta in place while a pass runs: read it again shortly.
+            if attempt == 19:
+                raise SystemExit(f"{meta}: not valid JSON (is a pass writing it?)")
+            time.sleep(0.1)
     return data.get("exit_code_by_key", {}), data.get("durations_by_key", {})
 
 
