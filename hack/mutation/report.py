@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
