@@ -335,14 +335,15 @@ def _parse_indexes(text: str) -> set[int]:
 
 
 def _format_indexes(indexes: set[int]) -> str:
-    """``completedIndexes``: ascending intervals, e.g. ``1,3-5``."""
+    """``completedIndexes`` (orderedIntervals.String): ascending intervals, comma-separated; a run of
+    three or more as ``first-last``, a run of two as ``first,last`` - e.g. ``0-2,4,5``."""
     parts, ordered = [], sorted(indexes)
     start = prev = ordered[0]
     for i in ordered[1:] + [None]:
         if i is not None and i == prev + 1:
             prev = i
             continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        parts.append(str(start) if start == prev else f"{start}{',' if prev == start + 1 else '-'}{prev}")
         if i is not None:
             start = prev = i
     return ",".join(parts)

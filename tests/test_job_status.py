@@ -1,6 +1,7 @@
-"""The Job controller's Suspended condition (kube v1.35 pkg/controller/job/job_controller.go syncJob after
-manageJob, ensureJobConditionStatus): True "JobSuspended"/"Job suspended" while spec.suspend is true; on
-resume the condition is replaced by False "JobResumed"/"Job resumed"; a Job never suspended gets none."""
+"""The Job stand-in's status as kube v1.35 writes it. The Suspended condition
+(pkg/controller/job/job_controller.go syncJob after manageJob, ensureJobConditionStatus): True "JobSuspended"/"Job suspended" while spec.suspend is true; on
+resume the condition is replaced by False "JobResumed"/"Job resumed"; a Job never suspended gets none. And
+completedIndexes (indexed_job_utils.go orderedIntervals.String)."""
 
 import copy
 
@@ -35,3 +36,12 @@ def test_never_suspended_job_has_no_suspended_condition():
     cluster.create(JOB)
     cluster.settle()
     assert conditions(cluster) == []
+
+
+def test_completed_indexes_format_as_kubernetes_writes_them():
+    # orderedIntervals.String (kube v1.35 indexed_job_utils.go): runs of 3+ as first-last, of 2 as first,last.
+    from reconciler.batch import _format_indexes
+    assert _format_indexes({0, 1, 2, 4, 5}) == "0-2,4,5"
+    assert _format_indexes({3}) == "3"
+    assert _format_indexes({0, 1}) == "0,1"
+    assert _format_indexes({7, 1, 2, 3, 4}) == "1-4,7"
