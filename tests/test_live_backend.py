@@ -153,6 +153,21 @@ def test_platform_defaults_go_unless_the_template_sets_them():
          "resources": {"limits": {"nvidia.com/gpu": "2", "cpu": "2.5"}}}]}
 
 
+def test_probe_defaults_go_unless_the_template_sets_them():
+    # SetDefaults_Probe (k8s v1.35): timeoutSeconds 1, periodSeconds 10, successThreshold 1, failureThreshold 3.
+    template = {"name": "w", "image": "img:1", "readinessProbe": {"tcpSocket": {"port": 80}, "periodSeconds": 10}}
+    live_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"},
+                "spec": {"containers": [{"name": "w", "image": "img:1", "readinessProbe": {
+                    "tcpSocket": {"port": 80}, "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
+                    "failureThreshold": 5}}]}}
+    rendered = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"},
+                "spec": {"containers": [template]}}
+    [stripped] = platform.strip([live_pod], [], [rendered])
+    # periodSeconds is the template's own; failureThreshold 5 is no default: both stay.
+    assert stripped["spec"]["containers"][0]["readinessProbe"] == {"tcpSocket": {"port": 80}, "periodSeconds": 10,
+                                                                   "failureThreshold": 5}
+
+
 def test_platform_defaults_render_writes_itself_are_kept():
     """A PyTorchJob worker's init container is the operator's, not the template's: render writes its
     imagePullPolicy IfNotPresent (the image has a tag, so the apiserver would default the same); a

@@ -37,7 +37,9 @@ container                          ``terminationMessagePath: /dev/termination-lo
                                    ``terminationMessagePolicy: File``, ``resources: {}``,
                                    ``imagePullPolicy`` (``Always`` for ``:latest`` or no tag,
                                    else ``IfNotPresent``), ports' ``protocol: TCP``,
-                                   ``fieldRef.apiVersion: v1``
+                                   ``fieldRef.apiVersion: v1``, a probe's ``timeoutSeconds: 1``,
+                                   ``periodSeconds: 10``, ``successThreshold: 1``,
+                                   ``failureThreshold: 3``
 volumes                            ``defaultMode: 420`` of secret/configMap/projected sources
 StatefulSet pod template           the pod-spec and container defaults above, and
 (the set's, the template in its    ``restartPolicy: Always``, judged against the
@@ -75,6 +77,8 @@ _POD_SPEC_DEFAULTS = {"dnsPolicy": "ClusterFirst", "schedulerName": "default-sch
                       "terminationGracePeriodSeconds": 30}
 _POD_ONLY_DEFAULTS = {"priority": 0, "enableServiceLinks": True, "preemptionPolicy": "PreemptLowerPriority",
                       "serviceAccountName": "default", "serviceAccount": "default"}
+#: SetDefaults_Probe (k8s v1.35 pkg/apis/core/v1/defaults.go).
+_PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
 _CONTAINER_DEFAULTS = {"terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
                        "resources": {}}
 _DEFAULT_TOLERATIONS = [
@@ -286,6 +290,10 @@ def _strip_container(container: dict, source: dict, sa_volumes: set[str]) -> Non
         source_env = meta.find_named(source.get("env"), env.get("name")) or {}
         if field_ref is not None:
             _drop_default(field_ref, ((source_env.get("valueFrom") or {}).get("fieldRef") or {}), "apiVersion", "v1")
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if isinstance(container.get(probe), dict):
+            for key, value in _PROBE_DEFAULTS.items():
+                _drop_default(container[probe], source.get(probe) or {}, key, value)
 
 
 def _pull_policy(image: str) -> str:
