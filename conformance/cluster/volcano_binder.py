@@ -33,6 +33,10 @@ from concurrent.futures import ThreadPoolExecutor
 from reconciler.live.rest import Api, ApiError
 
 SCHEDULER_NAME = "volcano"
+#: What the binder lists and watches: unbound Pods for this scheduler, selected by the apiserver.
+#: Watching every Pod made the apiserver send, and this process decode, every change of every Pod
+#: in the cluster (a 1,024-pod group restart: ~8,000 events) to bind none of them.
+UNBOUND_OF_OURS = f"spec.schedulerName={SCHEDULER_NAME},spec.nodeName="
 log = logging.getLogger("volcano-binder")
 
 
@@ -128,14 +132,15 @@ class Binder:
 
     def run(self) -> None:
         while True:
-            listing = self.api.list(self.pods)
+            listing = self.api.list(self.pods, field_selector=UNBOUND_OF_OURS)
             for pod in listing.get("items", []):
                 self.offer(pod)
             self.ready.set()
             version = listing["metadata"]["resourceVersion"]
             try:
                 while True:
-                    for event in self.api.watch(self.pods, version, timeout_seconds=300):
+                    for event in self.api.watch(self.pods, version, timeout_seconds=300,
+                                                field_selector=UNBOUND_OF_OURS):
                         obj = event["object"]
                         version = (obj.get("metadata") or {}).get("resourceVersion", version)
                         if event["type"] in ("ADDED", "MODIFIED"):

@@ -157,8 +157,10 @@ class Api:
                 return None
             raise
 
-    def list(self, resource: Resource, namespace: str | None = None, label_selector: str | None = None) -> dict:
+    def list(self, resource: Resource, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None) -> dict:
         query = [("labelSelector", label_selector)] if label_selector else []
+        query += [("fieldSelector", field_selector)] if field_selector else []
         return self.request("GET", resource.path(namespace), query)
 
     def create(self, obj: dict, field_manager: str, dry_run: bool = False) -> dict:
@@ -197,12 +199,14 @@ class Api:
 
     # ------------------------------------------------------------------ watch
     def watch(self, resource: Resource, resource_version: str, namespace: str | None = None,
-              timeout_seconds: int = 60, stopper: "list[watch.Watch] | None" = None):
+              timeout_seconds: int = 60, stopper: "list[watch.Watch] | None" = None,
+              field_selector: str | None = None):
         """Events (``{"type", "object"}``, raw JSON) from ``resource_version`` on, until the server
         closes the stream after ``timeout_seconds``. A 410 Gone raises :class:`ApiError` (relist).
 
         ``stopper``, when given, receives the :class:`~kubernetes.watch.Watch` so that another
-        thread can ``stop()`` it.
+        thread can ``stop()`` it. ``field_selector`` filters on the server (an object leaving the
+        selection arrives as DELETED).
         """
         w = watch.Watch()
         if stopper is not None:
@@ -214,6 +218,8 @@ class Api:
                 query.append(("resourceVersion", kwargs["resource_version"]))
             if kwargs.get("timeout_seconds"):
                 query.append(("timeoutSeconds", str(kwargs["timeout_seconds"])))
+            if field_selector:
+                query.append(("fieldSelector", field_selector))
             response = self._send("GET", path, query, timeout=(5, timeout_seconds + 30))
             if not 200 <= response.status <= 299:
                 text = response.read().decode("utf-8", errors="replace")
