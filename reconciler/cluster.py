@@ -335,6 +335,12 @@ class Cluster:
             self._remove_if_released(k, obj)
         return obj
 
+    def delete_all(self, objs: list[dict], propagation: str = "Background") -> None:
+        """Delete each of ``objs``: what a controller deletes side by side (the live facade sends
+        them at once) is deleted here in the order given."""
+        for obj in objs:
+            self.delete(obj, propagation)
+
     def delete(self, obj: dict, propagation: str = "Background", grace: bool = True) -> None:
         """Delete as the apiserver does; see the module docstring.
 

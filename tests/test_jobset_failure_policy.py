@@ -170,3 +170,22 @@ def test_startup_conditions_exclude_each_other():
     status = {"conditions": [{"type": "StartupPolicyInProgress", "status": "True", "reason": "a", "message": "b"}]}
     conditions.set_condition(status, "StartupPolicyCompleted", True, "c", "d", NOW)
     assert [c["status"] for c in status["conditions"]] == ["False", "True"]
+
+
+def test_delete_jobs_skips_jobs_already_being_deleted_and_waits_for_their_pods():
+    # Upstream deleteJobs (pkg/controllers/jobset_controller.go): "Skip deleting jobs with deletion
+    # timestamp already set", and every delete is Foreground - a Job goes only after its pods.
+    from reconciler.jobset.controller import _delete_jobs
+
+    class Recorder:
+        def __init__(self):
+            self.calls = []
+
+        def delete_all(self, objs, propagation="Background"):
+            self.calls.append(([o["metadata"]["name"] for o in objs], propagation))
+
+    deleting = {"metadata": {"name": "old-0", "deletionTimestamp": NOW}}
+    standing = {"metadata": {"name": "old-1"}}
+    cluster = Recorder()
+    _delete_jobs(cluster, [deleting, standing])
+    assert cluster.calls == [(["old-1"], "Foreground")]

@@ -72,6 +72,12 @@ def job_finished(job: dict, condition: str) -> bool:
     return bool(cond and cond.get("status") == "True")
 
 
+def _delete_jobs(cluster, jobs: list[dict]) -> None:
+    """Upstream's deleteJobs: Foreground (a Job goes only after its pods), side by side, and a Job
+    already being deleted is skipped - not deleted again on every reconcile until it is gone."""
+    cluster.delete_all([j for j in jobs if not j["metadata"].get("deletionTimestamp")], propagation="Foreground")
+
+
 @dataclass
 class ChildJobs:
     active: list[dict] = field(default_factory=list)
@@ -106,11 +112,9 @@ class JobSetController:
         """Steps in upstream's order; False where upstream's reconcile returns an error."""
         now = cluster.now()
         if self._finished(status):
-            for job in children.active:
-                cluster.delete(job, propagation="Foreground")
+            _delete_jobs(cluster, children.active)
             return True
-        for job in children.previous:
-            cluster.delete(job, propagation="Foreground")
+        _delete_jobs(cluster, children.previous)
         if not jobset["spec"].get("suspend") and self._all_ready(jobset, status):
             c.set_condition(status, c.RESTARTING, False, *c.RESTARTING_JOBS_READY, now)
         if children.failed:

@@ -29,6 +29,7 @@ import copy
 import datetime as dt
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .. import meta
@@ -41,6 +42,8 @@ from .rest import Api, ApiError
 log = logging.getLogger(__name__)
 
 EVENT_REASON = "ReconcileError"
+#: Deletes :meth:`LiveCluster.delete_all` sends at once (JobSet's deleteJobs: constants.MaxParallelism).
+PARALLEL_DELETES = 50
 EVENT_COMPONENT = "training-conformance-reference"
 
 
@@ -116,7 +119,7 @@ class LiveCluster:
         if self.reads == "cache" and self.cache is not None:
             cached = self.cache.get(key)
             if cached is not None:
-                return copy.deepcopy(cached)
+                return meta.clone(cached)
         resource = self._resource(group, kind)
         if resource is None:
             return None
@@ -126,7 +129,7 @@ class LiveCluster:
         found.setdefault("apiVersion", resource.api_version)
         found.setdefault("kind", kind)
         if self.cache is not None:
-            self.cache.put(copy.deepcopy(found))
+            self.cache.put(meta.clone(found))
         return found
 
     def get(self, group: str, kind: str, namespace: str, name: str) -> dict:
@@ -137,7 +140,7 @@ class LiveCluster:
 
     def find_uid(self, uid: str) -> dict | None:
         found = self.cache.by_uid(uid) if self.cache is not None else None
-        return copy.deepcopy(found) if found is not None else None
+        return meta.clone(found) if found is not None else None
 
     def list(self, group: str, kind: str, namespace: str | None = None, owner: dict | None = None) -> list[dict]:
         if self.reads == "cache" and self.cache is not None:
@@ -146,7 +149,7 @@ class LiveCluster:
                          if meta.key(o)[:2] == (group, kind) and (namespace is None or meta.key(o)[2] == namespace)]
             else:
                 found = self.cache.list(group, kind, namespace)
-            return copy.deepcopy(found)
+            return meta.clone(found)
         resource = self._resource(group, kind)
         if resource is None:
             return []
@@ -159,10 +162,10 @@ class LiveCluster:
         return items
 
     def list_dependents(self, owner: dict) -> list[dict]:
-        return copy.deepcopy(self.cache.dependents(owner["metadata"].get("uid", ""))) if self.cache else []
+        return meta.clone(self.cache.dependents(owner["metadata"].get("uid", ""))) if self.cache else []
 
     def all_objects(self) -> list[dict]:
-        return copy.deepcopy(self.cache.all()) if self.cache else []
+        return meta.clone(self.cache.all()) if self.cache else []
 
     def _resource(self, group: str, kind: str):
         for api_version in self._versions(group):
@@ -179,7 +182,7 @@ class LiveCluster:
 
     # ------------------------------------------------------------------ writes
     def create(self, obj: dict) -> dict:
-        body = copy.deepcopy(obj)
+        body = meta.clone(obj)
         body.setdefault("metadata", {})
         try:
             stored = self.api.create(body, self.field_manager)
@@ -206,6 +209,24 @@ class LiveCluster:
         return self._stored(stored, update=True) if stored is not None else obj
 
     def delete(self, obj: dict, propagation: str = "Background", grace: bool = True) -> None:
+        self._delete(obj, propagation, grace)
+        self.writes += 1
+
+    def delete_all(self, objs: list[dict], propagation: str = "Background") -> None:
+        """Delete ``objs`` side by side (up to :data:`PARALLEL_DELETES` at once), as a controller that
+        spreads its deletes over workers does; once all are done, the first error is raised."""
+        if len(objs) < 2:
+            for obj in objs:
+                self.delete(obj, propagation)
+            return
+        with ThreadPoolExecutor(min(len(objs), PARALLEL_DELETES)) as pool:
+            futures = [pool.submit(self._delete, obj, propagation, True) for obj in objs]
+        errors = [f.exception() for f in futures if f.exception() is not None]
+        self.writes += len(futures) - len(errors)
+        if errors:
+            raise errors[0]
+
+    def _delete(self, obj: dict, propagation: str, grace: bool) -> None:
         resource = self.api.resource_of(obj)
         md = obj["metadata"]
         try:
@@ -213,13 +234,12 @@ class LiveCluster:
                                      grace_seconds=None if grace else 0)
         except ApiError as exc:
             raise translate(exc, obj) from None
-        self.writes += 1
         if self.cache is not None and isinstance(answer, dict) and answer.get("kind") == obj.get("kind") \
                 and (answer.get("metadata") or {}).get("deletionTimestamp"):
             # Still there, being deleted (graceful, or waiting for finalizers): the next reconcile sees it
             # so - as render's in-place delete - and does not delete it a second time.
             answer.setdefault("apiVersion", obj.get("apiVersion"))
-            self.cache.refresh(copy.deepcopy(answer))
+            self.cache.refresh(meta.clone(answer))
 
     def _stored(self, stored: dict, update: bool = False) -> dict:
         """Write-through: the answer goes into the cache - an update's only over the object still
@@ -228,9 +248,9 @@ class LiveCluster:
         self.writes += 1
         if self.cache is not None:
             if update:
-                self.cache.refresh(copy.deepcopy(stored))
+                self.cache.refresh(meta.clone(stored))
             else:
-                self.cache.put(copy.deepcopy(stored))
+                self.cache.put(meta.clone(stored))
         return stored
 
     # ------------------------------------------------------------------ errors
