@@ -47,7 +47,7 @@ def never_seen(never: list[dict], objects_of: Callable[[str, str], list[dict]]) 
     seen = []
     for item in never:
         patterns = item.get("coexist") or [item]
-        found = [[o for o in _candidates(p, objects_of(p["apiVersion"], p["kind"])) if not matcher.match(p, o)]
+        found = [[o for o in candidates(p, objects_of(p["apiVersion"], p["kind"])) if not matcher.match(p, o)]
                  for p in patterns]
         if all(found):
             names = "; ".join(f"{_label(p)}: {', '.join(o['metadata'].get('name', '') for o in objs)}"
@@ -106,7 +106,7 @@ def _describe_error(error: dict) -> str:
 
 # ------------------------------------------------------------------ objects
 
-def _candidates(want: dict, objects: list[dict]) -> list[dict]:
+def candidates(want: dict, objects: list[dict]) -> list[dict]:
     md = want.get("metadata") or {}
     found = [o for o in objects if o.get("apiVersion") == want["apiVersion"] and o.get("kind") == want["kind"]]
     for key in ("name", "generateName", "namespace"):
@@ -126,20 +126,20 @@ def _label(want: dict) -> str:
 
 
 def _check_present(want: dict, objects: list[dict]) -> list[str]:
-    candidates = _candidates(want, objects)
-    if not candidates:
+    found = candidates(want, objects)
+    if not found:
         present = sorted(o["metadata"].get("name", "") for o in objects if o.get("kind") == want["kind"])
         return [f"{_label(want)}: not found (existing {want['kind']}s: {present or 'none'})"]
-    results = [(matcher.match(want, c), c) for c in candidates]
+    results = [(matcher.match(want, c), c) for c in found]
     if any(not problems for problems, _ in results):
         return []
     problems, closest = min(results, key=lambda r: len(r[0]))
-    which = "" if len(candidates) == 1 else f" (closest of {len(candidates)} candidates: {closest['metadata'].get('name')})"
+    which = "" if len(found) == 1 else f" (closest of {len(found)} candidates: {closest['metadata'].get('name')})"
     return [f"{_label(want)} does not match{which}:\n" + matcher.explain(want, closest, problems)]
 
 
 def _check_absent(want: dict, objects: list[dict]) -> list[str]:
-    found = [c for c in _candidates(want, objects) if not matcher.match(want, c)]
+    found = [c for c in candidates(want, objects) if not matcher.match(want, c)]
     if found:
         return [f"{_label(want)} must not exist, found: {', '.join(o['metadata'].get('name', '') for o in found)}"]
     return []

@@ -544,3 +544,15 @@ def test_volcano_job_missing_pods_waits_unless_a_warning_says_its_creates_were_r
     assert reasons_not_steady([job, {**warning, "involvedObject": {"uid": "other"}}]) == [reason]
     # Any other Warning about the job (the scheduler's, a policy's) does not end the wait.
     assert reasons_not_steady([job, {**warning, "reason": "Unschedulable", "message": "0/3 nodes"}]) == [reason]
+
+
+def test_first_reason_is_the_first_of_all_reasons():
+    # A wait checks with first=True and reports the whole list only when it gives up: both must agree.
+    owner = _sts_pod("lead-0", owner=None, phase="Failed", ready=False, uid="lead-uid", deletionTimestamp="t",
+                     finalizers=["foregroundDeletion"])
+    lagging = [_volcano("Pending", pending=2), _pod("train-worker-0", "Running"), _pod("train-worker-1", "Pending")]
+    for objects in ([], [_volcano("Running", running=2), _pod("a", "Running"), _pod("b", "Running")], lagging,
+                    [owner] + lagging, lagging[::-1]):
+        every = reasons_not_steady(objects)
+        assert reasons_not_steady(objects, first=True) == every[:1]
+    assert len(reasons_not_steady([owner] + lagging)) > 1

@@ -167,10 +167,13 @@ class CaseRun:
         cache = self.session.cache
 
         def ready() -> list[str]:
+            return self._not_steady(cache.in_namespaces(namespaces), first=True)
+
+        def explain() -> list[str]:
             return self._not_steady(cache.in_namespaces(namespaces))
 
         reasons = self.session.activity.wait(namespaces, ready, self.quiet, self.settle_timeout, since=self._applied_at,
-                                             settled=self.session.operator_behind)
+                                             settled=self.session.operator_behind, explain=explain)
         if reasons:
             outcome.input_errors.append(
                 f"live: no steady state after {self.settle_timeout:.0f}s: " + "; ".join(
@@ -187,7 +190,8 @@ class CaseRun:
                                                  since=time.monotonic())
             if not waiting:  # bound meanwhile: wait for those Pods to start
                 reasons = self.session.activity.wait(namespaces, ready, self.quiet, self.settle_timeout,
-                                                     since=time.monotonic(), settled=self.session.operator_behind)
+                                                     since=time.monotonic(), settled=self.session.operator_behind,
+                                                     explain=explain)
                 if reasons:
                     outcome.input_errors.append("live: no steady state after binding: " + "; ".join(
                         self.names.back(reasons[:5])))
@@ -197,8 +201,11 @@ class CaseRun:
                                     f"{len(waiting)} pod(s) stayed unscheduled for "
                                     f"{self.session.settings.scheduler_grace:.0f}s")
 
-    def _not_steady(self, objects: list[dict]) -> list[str]:
-        reasons = reasons_not_steady(objects, status_too=True)
+    def _not_steady(self, objects: list[dict], first: bool = False) -> list[str]:
+        """What is still to change (with ``first``: the first thing found, if any)."""
+        reasons = reasons_not_steady(objects, status_too=True, first=first)
+        if reasons and first:
+            return reasons
         if self.profile.runtime_in_use_finalizer:
             trainjobs = [o for o in objects if o.get("kind") == "TrainJob"]
             reasons += runtimes_not_marked_in_use(trainjobs, self._runtime_of)
@@ -220,7 +227,7 @@ class CaseRun:
         i.e. once its namespaces were quiet for a while, so the cache holds what a LIST would
         return (which cost kube-apiserver a dozen requests per case)."""
         kinds = {(api_version, kind) for api_version, kind in self._kinds()}
-        objects = [copy.deepcopy(o) for o in self.session.cache.in_namespaces(self.names.live_namespaces)
+        objects = [meta.clone(o) for o in self.session.cache.in_namespaces(self.names.live_namespaces)
                    if (o.get("apiVersion"), o.get("kind")) in kinds]
         for obj in self.cluster_scoped + [o for o in self.manifests if o.get("kind") == "Namespace"]:
             resource = self.api.resource(obj["apiVersion"], obj["kind"])
@@ -259,7 +266,7 @@ class CaseRun:
 
     def _events(self) -> list[dict]:
         """The Events in the case's namespaces (from the informers' cache)."""
-        return [copy.deepcopy(o) for o in self.session.cache.in_namespaces(self.names.live_namespaces)
+        return [meta.clone(o) for o in self.session.cache.in_namespaces(self.names.live_namespaces)
                 if o.get("kind") == "Event" and o.get("apiVersion") == "v1"]
 
     def _reconcile_errors(self, found: list[dict]) -> list[str]:

@@ -120,10 +120,12 @@ class ScenarioRun(CaseRun):
             patched.setdefault("kind", update["kind"])
             outcome.rejections.append(self._rejection(self.names.back(patched), exc))
 
-    def _not_steady(self, objects: list[dict]) -> list[str]:
+    def _not_steady(self, objects: list[dict], first: bool = False) -> list[str]:
         # The case's rules (the Trainer runtime in-use finalizer too), and no pod exit still to land.
-        pods = [o for o in objects if o.get("kind") == "Pod"]
-        return super()._not_steady(objects) + faults.pending_exits(pods)
+        reasons = super()._not_steady(objects, first)
+        if reasons and first:
+            return reasons
+        return reasons + faults.pending_exits([o for o in objects if o.get("kind") == "Pod"])
 
     def _collect_step(self, outcome: Outcome, rendered: list[dict]) -> None:
         self._collect(outcome, rendered)
@@ -145,12 +147,20 @@ class _NeverWatch:
     def __call__(self, event_type: str, obj: dict) -> None:
         if event_type == "DELETED" or (obj.get("metadata") or {}).get("namespace") not in self.namespaces:
             return
-        mine = None
+        mine = names = None
         for i, item in enumerate(self.never):
             if i in self.reported:
                 continue
             patterns = item.get("coexist") or [item]
             if not any(p.get("kind") == obj.get("kind") and p.get("apiVersion") == obj.get("apiVersion") for p in patterns):
+                continue
+            if names is None:
+                # Name and labels first (the candidates test, cheap): translating a whole object back
+                # for each of a restart's thousands of pod events cost more than the rest of the watch.
+                md = obj.get("metadata") or {}
+                names = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": self.run.names.back(
+                    {k: md[k] for k in ("name", "generateName", "namespace", "labels") if k in md})}
+            if not any(expectations.candidates(p, [names]) for p in patterns):
                 continue
             mine = mine if mine is not None else self.run.names.back(obj)
             if not any(expectations.never_seen([p], lambda a, k: [mine]) for p in patterns):

@@ -34,12 +34,15 @@ time of the last one per namespace and wakes waiters. A case is steady when
 5. no event arrived in those namespaces for ``quiet`` seconds - the window in which an operator
    reacts to the last change (our reference operator takes milliseconds).
 
-Conditions 1-4 are checked on each event, 5 by waiting on the event condition with a timeout.
+Conditions 1-4 are checked when events arrive (at most every ``CHECK_INTERVAL``, and only up to the
+first thing still changing: the whole list is made only for a report), 5 by waiting on the event
+condition with a timeout.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 import threading
 import time
@@ -54,6 +57,8 @@ from reconciler.pytorchjob import controller as pytorchjob_controller, defaults 
 _TERMINAL = ("Succeeded", "Failed")
 VOLCANO_JOB = "batch.volcano.sh/v1alpha1"
 _DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
+#: Shortest time between two steadiness checks while something is still changing (seconds).
+CHECK_INTERVAL = 0.05
 #: Seconds an operator gets to create a parent's children before their absence counts as its answer.
 CHILD_GRACE = 5.0
 IN_USE_FINALIZER = "trainer.kubeflow.org/resource-in-use"
@@ -91,13 +96,16 @@ class Activity:
             return dict(self.rv_by_kind)
 
     def wait(self, namespaces: list[str], ready, quiet: float, timeout: float, since: float,
-             settled=None) -> list[str]:
+             settled=None, explain=None) -> list[str]:
         """Block until ``ready()`` returns no reasons and the namespaces were quiet for ``quiet``
         seconds, and then ``settled()`` (if given: e.g. the operator has caught up) returns none
-        either; returns the reasons that remained when ``timeout`` ran out ([] = steady)."""
+        either; returns the reasons that remained when ``timeout`` ran out ([] = steady) - all of
+        them from ``explain()`` if given (``ready()`` may stop at the first)."""
         deadline = time.monotonic() + timeout
         while True:
             reasons = self._wait(namespaces, ready, quiet, max(0.0, deadline - time.monotonic()), since)
+            if reasons and explain is not None:
+                reasons = explain() or reasons
             if reasons or settled is None:
                 return reasons
             behind = settled()  # outside the lock: it may ask another process
@@ -123,9 +131,12 @@ class Activity:
                 if reasons:
                     # ready() looks at every object of the case, so with thousands of pods changing
                     # at once, checking after each event would cost O(events x objects): check at
-                    # most once per four times what a check costs (10 ms at least)...
+                    # most once per four times what a check costs, and at most 20 times a second -
+                    # in a 1,024-pod restart, checks every 10 ms took a fifth of the harness's time
+                    # (the interpreter the reference operator shares) for nothing: what a case waits
+                    # for takes seconds, and being told 50 ms late changes no outcome...
                     seen = self.events
-                    self._sleep_until(min(deadline, checked + max(0.01, 4 * (checked - now))))
+                    self._sleep_until(min(deadline, checked + max(CHECK_INTERVAL, 4 * (checked - now))))
                     if self.events == seen:
                         # ...then wake on the next event - or within half a second, since some
                         # reasons (a child's grace period) end with time rather than with an event.
@@ -139,21 +150,37 @@ class Activity:
             self.cond.wait(left)
 
 
-def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[str]:
-    """What in ``objects`` (one case's namespaces) is still expected to change.
+def reasons_not_steady(objects: list[dict], status_too: bool = False, first: bool = False) -> list[str]:
+    """What in ``objects`` (one case's namespaces) is still expected to change; with ``first``, only
+    the first such thing (or nothing): a wait that checks again and again only needs to know
+    whether anything is left, and most checks during a change find it among the first objects.
 
     A scenario's ``holdTermination`` keeps a pod being deleted for good (finalizer
     ``training-conformance.dev/hold``): once stopped it is steady, and so are owners whose
     foreground deletion waits for a dependent that is still there (see :func:`_held`).
     """
-    reasons = []
+    reasons = _reasons_not_steady(objects, status_too)
+    return list(itertools.islice(reasons, 1)) if first else list(reasons)
+
+
+def _reasons_not_steady(objects: list[dict], status_too: bool):
+    """:func:`reasons_not_steady`, one at a time, cheap checks first."""
     pods_by_owner: dict[str, list[dict]] = {}
-    blocking = {r.get("uid") for o in objects for r in (o.get("metadata") or {}).get("ownerReferences") or []
-                if r.get("blockOwnerDeletion")}
+    blocking: set | None = None
+
+    def blocked(uid) -> bool:
+        # Owners of a dependent that blocks their deletion - asked only of the few deleted objects
+        # whose finalizers make it matter, so a restart's thousand deleted pods need no pass for it.
+        nonlocal blocking
+        if blocking is None:
+            blocking = {r.get("uid") for o in objects for r in (o.get("metadata") or {}).get("ownerReferences") or []
+                        if r.get("blockOwnerDeletion")}
+        return uid in blocking
+
     for obj in objects:
         md = obj.get("metadata") or {}
-        if md.get("deletionTimestamp") and not _held(obj, md.get("uid") in blocking):
-            reasons.append(f"{meta.describe(obj)} is being deleted")
+        if md.get("deletionTimestamp") and not _held(obj, lambda: blocked(md.get("uid"))):
+            yield f"{meta.describe(obj)} is being deleted"
         if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
             for ref in md.get("ownerReferences", []):
                 pods_by_owner.setdefault(ref.get("uid", ""), []).append(obj)
@@ -161,29 +188,28 @@ def reasons_not_steady(objects: list[dict], status_too: bool = False) -> list[st
             spec = obj.get("spec") or {}
             # Bound (by any scheduler), or to be bound by kube-scheduler: it has to start.
             if (spec.get("nodeName") or spec.get("schedulerName") in _DEFAULT_SCHEDULERS) and phase in (None, "Pending"):
-                reasons.append(f"{meta.describe(obj)} is {phase or 'new'}")
+                yield f"{meta.describe(obj)} is {phase or 'new'}"
+    jobs = [o for o in objects if o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1"]
     for jobset in objects:
         if jobset.get("kind") == "JobSet" and jobset.get("apiVersion", "").startswith("jobset.x-k8s.io/"):
-            reason = _jobset_behind(jobset, [o for o in objects if o.get("kind") == "Job"
-                                             and o.get("apiVersion") == "batch/v1"])
+            reason = _jobset_behind(jobset, jobs)
             if reason:
-                reasons.append(f"{meta.describe(jobset)}: {reason}")
+                yield f"{meta.describe(jobset)}: {reason}"
     refused = {(o.get("involvedObject") or {}).get("uid", "") for o in objects if _pods_refused(o)}
     for job in objects:
         if job.get("kind") == "Job" and job.get("apiVersion") == VOLCANO_JOB:
             reason = _volcano_job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []),
                                          job["metadata"].get("uid", "") in refused)
             if reason:
-                reasons.append(f"{meta.describe(job)}: {reason}")
+                yield f"{meta.describe(job)}: {reason}"
         if job.get("kind") == "Job" and job.get("apiVersion") == "batch/v1":
             reason = _job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []), status_too)
             if reason:
-                reasons.append(f"{meta.describe(job)}: {reason}")
-    reasons.extend(_children_missing(objects))
-    reasons.extend(_orphans(objects))
-    reasons.extend(_statefulsets_behind(objects))
-    reasons.extend(_leaderworkersets_behind(objects))
-    return reasons
+                yield f"{meta.describe(job)}: {reason}"
+    yield from _children_missing(objects)
+    yield from _orphans(objects)
+    yield from _statefulsets_behind(objects)
+    yield from _leaderworkersets_behind(objects)
 
 
 def _orphans(objects: list[dict]) -> list[str]:
@@ -558,19 +584,21 @@ def _finished(job: dict) -> bool:
                for c in (job.get("status") or {}).get("conditions") or [])
 
 
-def _held(obj: dict, has_blocking_dependents: bool) -> bool:
+def _held(obj: dict, has_blocking_dependents) -> bool:
     """Being deleted, and rightly waiting: held by a scenario's finalizer, or in foreground deletion
     while a dependent that blocks it still exists (the garbage collector drops ``foregroundDeletion``
     once none is left, so without one it is still changing). A pod must also have stopped (kwok's
-    part). What a blocking dependent itself waits for is judged on that dependent."""
+    part). What a blocking dependent itself waits for is judged on that dependent.
+    ``has_blocking_dependents()`` is asked only when the answer depends on it."""
     finalizers = list(obj["metadata"].get("finalizers") or [])
     if obj.get("kind") == "Pod" and (obj.get("status") or {}).get("phase") not in _TERMINAL:
         return False
     if "foregroundDeletion" in finalizers:
-        if not has_blocking_dependents:
+        if not has_blocking_dependents():
             return False
         finalizers.remove("foregroundDeletion")
-    return finalizers == [HOLD_FINALIZER] or (not finalizers and has_blocking_dependents)
+        return finalizers in ([HOLD_FINALIZER], [])
+    return finalizers == [HOLD_FINALIZER] or (not finalizers and has_blocking_dependents())
 
 
 def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:

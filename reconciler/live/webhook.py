@@ -28,7 +28,6 @@ ConfigMap until both canaries have seen it.
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import logging
 import secrets
@@ -39,7 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jsonpatch
 
-from .. import builtin, crds as crd_files
+from .. import builtin, crds as crd_files, meta
 from ..errors import CAUSE_TYPES, Rejection
 from .rest import Api, ApiError
 from .tls import serving_pair
@@ -197,9 +196,9 @@ class WebhookServer:
         for hook in route.handlers:
             try:
                 if request.get("operation") == "UPDATE" and old is not None and hook.validate_update is not None:
-                    errors = hook.validate_update(copy.deepcopy(obj), copy.deepcopy(old), self.cluster)
+                    errors = hook.validate_update(meta.clone(obj), meta.clone(old), self.cluster)
                 else:
-                    errors = hook.validate(copy.deepcopy(obj), self.cluster)
+                    errors = hook.validate(meta.clone(obj), self.cluster)
             except Rejection as refused:  # a validator that answers with its own code (JobSet v0.12: 422)
                 return _refusal(refused)
             if errors:
@@ -211,7 +210,7 @@ class WebhookServer:
 
     def _mutate(self, route: Route, request: dict) -> dict:
         original = request["object"]
-        mutated = copy.deepcopy(original)
+        mutated = meta.clone(original)
         try:
             for mutate in route.handlers:
                 mutate(mutated, self.cluster)
@@ -313,7 +312,7 @@ def _refusal(refused: Rejection) -> dict:
 
 
 def _with_annotation(obj: dict, token: str) -> dict:
-    mutated = copy.deepcopy(obj)
+    mutated = meta.clone(obj)
     mutated.setdefault("metadata", {}).setdefault("annotations", {})[CANARY_ANNOTATION] = token
     return mutated
 
