@@ -3,8 +3,9 @@
 It installs the profile's CRDs, registers its webhooks, starts its informers and then prints one
 line ``ready {json}`` (timings, CRD actions, ``caughtUpUrl``) on stdout. ``caughtUpUrl`` is a plain
 HTTP endpoint on 127.0.0.1: POST ``{"seen": [[group, kind, resourceVersion], ...]}`` answers
-``{"behind": [...]}``, empty once the operator has handled every event an observer saw
-(:meth:`Operator.caught_up`) - how the harness knows this operator is done, not just quiet. It stops - removing its webhook
+``{"behind": [...], "writes": N}``, ``behind`` empty once the operator has handled every event an
+observer saw (:meth:`Operator.caught_up`) - how the harness knows this operator is done, not just
+quiet; ``writes`` counts its API writes so far (benchmarks). It stops - removing its webhook
 configurations - on SIGTERM/SIGINT, or when stdin closes if ``--exit-with-stdin`` is given (so
 that it never outlives the harness that started it).
 """
@@ -65,7 +66,7 @@ def _caught_up_server(operator: Operator) -> ThreadingHTTPServer:
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 seen = {(group, kind): int(rv) for group, kind, rv in body.get("seen", [])}
-                answer, code = {"behind": operator.caught_up(seen)}, 200
+                answer, code = {"behind": operator.caught_up(seen), "writes": operator.writes()}, 200
             except (ValueError, TypeError) as exc:
                 answer, code = {"error": str(exc)}, 400
             data = json.dumps(answer).encode()

@@ -15,7 +15,6 @@ exponential backoff.
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
@@ -146,6 +145,10 @@ class Operator:
             behind.append(f"{pending} item(s) queued or in progress")
         return behind
 
+    def writes(self) -> int:
+        """API writes so far (creates, updates, status updates, deletes; Events not counted)."""
+        return sum(view.writes for view in (self.cluster, self.webhook_cluster, *self._views))
+
     # ------------------------------------------------------------------ worker
     def _work(self) -> None:
         while True:
@@ -157,7 +160,7 @@ class Operator:
                 current = self.cache.get(key)
                 if current is not None:
                     controller = self.cluster.controllers[index]
-                    controller.reconcile(self._views[index], copy.deepcopy(current))
+                    controller.reconcile(self._views[index], meta.clone(current))
                 self._failures.pop(item, None)
             except Conflict as exc:
                 log.debug("conflict, again: %s", exc)
