@@ -34,7 +34,6 @@ class PodSet:
 
 @dataclass
 class RuntimeInfo:
-    runtime: dict
     ml_policy: dict
     template_metadata: dict
     jobset_spec: dict
@@ -87,7 +86,7 @@ def new_runtime_info(runtime: dict) -> RuntimeInfo:
             name=rj["name"], ancestor=ancestor, count=max(count if count is not None else 1, 1),
             replicas=rj.get("replicas", 1),
         ))
-    return RuntimeInfo(runtime=runtime, ml_policy=ml_policy,
+    return RuntimeInfo(ml_policy=ml_policy,
                        template_metadata=copy.deepcopy(template.get("metadata") or {}),
                        jobset_spec=jobset_spec, pod_sets=pod_sets)
 
