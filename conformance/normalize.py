@@ -33,6 +33,10 @@ _KIND_ORDER = ["Namespace", "ClusterTrainingRuntime", "TrainingRuntime", "TrainJ
 SSH_PRIVATE = "<ECDSA P-521 private key, PEM 'EC PRIVATE KEY'>"
 SSH_PUBLIC = "<ecdsa-sha2-nistp521 authorized_keys line of ssh-privatekey>"
 DELETING = "<set>"
+#: A condition's lastTransitionTime: when it is, is timing; that it is written is the contract
+#: (metav1.Condition requires it; every controller here stamps the conditions it sets). Not for Pods:
+#: a status patch that adds a condition (a harness fault, a user's kubelet) may leave it out.
+TRANSITIONED = "<set>"
 #: ...and a wall-clock duration: a Volcano Job's status.runningDuration, time.Since(creation) at each kill
 #: (volcano v1.10.0 killJob, pkg/controllers/job/job_controller_actions.go L122).
 _TIME_KEYS = {"lastTransitionTime", "lastProbeTime", "lastHeartbeatTime", "lastUpdateTime", "startTime",
@@ -183,7 +187,7 @@ def _normalize_runtime_snapshot(cm: dict) -> None:
 
 
 def _status(kind: str, status: dict) -> dict:
-    status = _without_times(status)
+    status = _without_times(status, stamp_conditions=kind != "Pod")
     if kind == "Job" and status.get("state", {}).get("phase") in _VOLCANO_FINISHED and "version" in status:
         status["version"] = VERSION_AFTER_FINISH  # only Volcano Jobs have status.state.phase
         for key in _VOLCANO_COUNTERS:  # zero counters are left out (omitempty): present or not is timing too
@@ -217,11 +221,17 @@ def _container_status(cs: dict) -> dict:
     return out
 
 
-def _without_times(value):
+def _without_times(value, stamp_conditions: bool = False, condition: bool = False):
+    """``value`` without timestamps - except that a condition's lastTransitionTime, when
+    ``stamp_conditions``, becomes :data:`TRANSITIONED` (null or absent stays so)."""
     if isinstance(value, dict):
-        return {k: _without_times(v) for k, v in value.items() if k not in _TIME_KEYS and k not in _DROP_STATUS}
+        out = {k: _without_times(v, stamp_conditions, stamp_conditions and k == "conditions")
+               for k, v in value.items() if k not in _TIME_KEYS and k not in _DROP_STATUS}
+        if condition and "lastTransitionTime" in value:
+            out["lastTransitionTime"] = TRANSITIONED if value["lastTransitionTime"] else None
+        return out
     if isinstance(value, list):
-        return [_without_times(v) for v in value]
+        return [_without_times(v, stamp_conditions, condition) for v in value]
     return value
 
 

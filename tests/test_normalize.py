@@ -104,3 +104,30 @@ def test_render_cuts_a_long_generate_name_as_the_apiserver_does():
                            "metadata": {"generateName": prefix, "namespace": "default"}})
     assert GENERATED_PREFIX_MAX == 58
     assert made["metadata"]["name"].startswith("x" * 58) and len(made["metadata"]["name"]) == 63
+
+
+def test_a_condition_keeps_whether_it_has_a_transition_time_not_when():
+    def jobset(*conditions):
+        return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                "metadata": {"name": "js", "namespace": "default"},
+                "status": {"restarts": 1, "conditions": list(conditions)}}
+    stamped = {"type": "Failed", "status": "True", "lastTransitionTime": "2026-01-01T10:00:00Z"}
+    unstamped = {"type": "Failed", "status": "True", "lastTransitionTime": None}
+    [a] = normalize([jobset(stamped)], status=True)
+    [b] = normalize([jobset(dict(stamped, lastTransitionTime="2026-01-02T11:30:00Z"))], status=True)
+    [c] = normalize([jobset(unstamped)], status=True)
+    assert a == b  # when is timing...
+    assert a["status"]["conditions"][0]["lastTransitionTime"] == "<set>"
+    assert c != a  # ...that it is there is not
+    assert c["status"]["conditions"][0]["lastTransitionTime"] is None
+
+
+def test_pod_conditions_and_other_times_are_dropped():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "status": {"phase": "Failed", "startTime": "2026-01-01T10:00:00Z", "conditions": [
+               {"type": "DisruptionTarget", "status": "True", "lastTransitionTime": "2026-01-01T10:00:00Z"}]}}
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+           "status": {"startTime": "2026-01-01T10:00:00Z", "completionTime": "2026-01-01T10:01:00Z"}}
+    [j, p] = sorted(normalize([pod, job], status=True), key=lambda o: o["kind"])
+    assert j["status"] == {} and "startTime" not in p["status"]
+    assert p["status"]["conditions"] == [{"type": "DisruptionTarget", "status": "True"}]
