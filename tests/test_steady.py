@@ -444,6 +444,11 @@ def test_foreground_deletion_is_steady_only_while_a_blocking_dependent_is_left()
     # A held pod that still waits for its own dependents' foreground deletion is not done either.
     held_owner = dict(owner, metadata={**owner["metadata"], "finalizers": ["training-conformance.dev/hold", "foregroundDeletion"]})
     assert reasons_not_steady([held_owner]) == ["Pod ns/lead-0 is being deleted"]
+    # A blocking dependent the garbage collector has not deleted yet: the owner is still changing
+    # (a JobSet's Job in foreground deletion with its pods still running, seen live).
+    alive = {**worker, "metadata": {k: v for k, v in worker["metadata"].items()
+                                    if k not in ("deletionTimestamp", "finalizers")}}
+    assert "Pod ns/lead-0 is being deleted" in reasons_not_steady([owner, alive, held])
 
 
 LWS_KEY = "leaderworkerset.sigs.k8s.io/"
