@@ -289,6 +289,17 @@ def test_trainer_resources_creation_failed_loses_its_prefix_and_pointer():
         "TrainJob default/test-job: MPI implementation for <pointer> doesn't supported"]
 
 
+def test_a_trainer_event_over_several_lines_is_one_error():
+    from conformance.live import events
+
+    # JobSet v0.10.1's webhook denies with errors.Join (one error per line); Trainer v2.1.0 reports
+    # the apiserver's answer in one Event - one failed reconcile, as render records it.
+    denial = ('admission webhook "vjobset.kb.io" denied the request: spec.replicatedJobs[0].name: bad\n'
+              'spec.replicatedJobs[0].name: bad')
+    event = _event("TrainJobResourcesCreationFailed", "TrainJob", "TrainJob resources reconciliation failed: " + denial)
+    assert events.reconcile_errors([event], external=True) == ["TrainJob default/test-job: " + denial]
+
+
 def test_mpi_operator_warning_events_are_reconcile_errors_as_render_words_them():
     from conformance.live import events
 

@@ -18,7 +18,9 @@ reason                              on            message
                                                   (render creates ``-0``, ``-1``, ... ``-10``)
 ``TrainJobResourcesCreationFailed`` TrainJob      kubeflow/trainer: ``TrainJob resources
                                                   reconciliation failed: <err>`` (``<err>`` cut at
-                                                  950 characters and `` ...`` appended)
+                                                  950 characters and `` ...`` appended): one error,
+                                                  even over several lines (a JobSet v0.10 webhook
+                                                  denial is Go's ``errors.Join``), as render's
 ``ValidationError``,                MPIJob        kubeflow/mpi-operator v0.6.0: ``Found validation
 ``ErrResourceExists``,                            errors: <aggregate>``, ``Resource "<name>" of Kind
 ``SetPodTemplateRestartPolicy``                   "" already exists and is not managed by MPIJob``,
@@ -60,7 +62,7 @@ on (similar: same object and reason, other message - here the pointer changes ev
 ``(combined from similar events): <message>``, recorded live against Trainer v2.1.0; the prefix is
 client-go's, not the operator's, and goes.
 
-What is compared is the error itself: one entry per line of a joined message, without Trainer's
+What is compared is the error itself: one entry per line of a joined message (per Event for Trainer's), without Trainer's
 ``TrainJob resources reconciliation failed:`` prefix, and with a Go pointer printed by ``%v``
 (``0xc000a1b2c0``: an address, different in every run) written ``<pointer>`` as render writes it.
 The involved object is named ``<Kind> <namespace>/<name>: `` in front, as for the reference operator.
@@ -96,7 +98,8 @@ def _natural(text: str) -> list:
 
 
 def _trainer(message: str) -> list[str]:
-    return [_GO_POINTER.sub("<pointer>", line) for line in _joined(message.removeprefix(_TRAINER_PREFIX))]
+    kept = _joined(message.removeprefix(_TRAINER_PREFIX))
+    return [_GO_POINTER.sub("<pointer>", "\n".join(kept))] if kept else []
 
 
 def _created_failed(message: str) -> list[str]:
