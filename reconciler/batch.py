@@ -24,7 +24,8 @@ Failure handling (shared/reference/volcano-jobset-restart.md §2.3, kubernetes
   pod and releases every pod's finalizer.
 
 Not modelled: the exponential back-off delay before a replacement pod, ``activeDeadlineSeconds``,
-``backoffLimitPerIndex`` (so ``FailIndex`` rules are skipped, as upstream does without it).
+``backoffLimitPerIndex`` beyond the pods' ``job-index-failure-count`` annotation (no failed indexes, so
+``FailIndex`` rules are skipped, as upstream does without it; no ignored-failure count).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from . import meta
 from .errors import Rejection
 
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+INDEX_FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 COMPLETIONS_REACHED = ("CompletionsReached", "Reached expected number of succeeded pods")
@@ -130,7 +132,7 @@ class JobController:
         created = []
         for index in indexes:
             try:
-                created.append(cluster.create(self._pod(job, index)))
+                created.append(cluster.create(self._pod(job, index, _index_failures(job, pods, index))))
             except Rejection as refused:
                 # RealPodControl.CreatePods: Warning FailedCreate "Error creating: <err>" on the Job;
                 # the rest of the batch is skipped (slow start) and the sync retried.
@@ -140,7 +142,7 @@ class JobController:
         return created
 
     @staticmethod
-    def _pod(job: dict, index: int | None) -> dict:
+    def _pod(job: dict, index: int | None, failures: int | None = None) -> dict:
         template = meta.clone(job["spec"].get("template") or {})
         md = template.get("metadata") or {}
         spec = template.get("spec") or {}
@@ -152,6 +154,8 @@ class JobController:
         else:
             md["generateName"] = f"{name}-{index}-"
             md["annotations"] = {**(md.get("annotations") or {}), COMPLETION_INDEX: str(index)}
+            if failures is not None:
+                md["annotations"][INDEX_FAILURE_COUNT] = str(failures)
             md["labels"] = {**(md.get("labels") or {}), COMPLETION_INDEX: str(index)}
             spec["hostname"] = f"{name}-{index}"
             for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
@@ -160,6 +164,17 @@ class JobController:
                     env.append({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
                         "fieldPath": f"metadata.labels['{COMPLETION_INDEX}']"}}})
         return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
+
+
+def _index_failures(job: dict, pods: list[dict], index: int | None) -> int | None:
+    """With ``backoffLimitPerIndex``, a new pod of an index is annotated with the index's failures so
+    far (addIndexFailureCountAnnotation): 0 for the first, else the replaced failed pod's count + 1.
+    ``None`` without a per-index limit (no annotation)."""
+    if index is None or job["spec"].get("backoffLimitPerIndex") is None:
+        return None
+    counts = [int((p["metadata"].get("annotations") or {}).get(INDEX_FAILURE_COUNT, "0")) + 1
+              for p in pods if _index(p) == index and _phase(p) == "Failed"]
+    return max(counts, default=0)
 
 
 # ---------------------------------------------------------------------- counting

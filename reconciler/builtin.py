@@ -160,8 +160,9 @@ def _default_job(job: dict) -> None:
     spec.setdefault("parallelism", 1)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
-    if "backoffLimitPerIndex" not in spec:
-        spec.setdefault("backoffLimit", 6)
+    if "backoffLimit" not in spec:
+        # With a per-index limit, the Job-wide one defaults to MaxInt32: the per-index limit governs.
+        spec["backoffLimit"] = 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
     spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
     for rule in (spec.get("podFailurePolicy") or {}).get("rules") or []:
         # A null rule or pattern decodes to Go's zero struct, which validation then refuses.
