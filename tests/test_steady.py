@@ -444,11 +444,16 @@ def test_foreground_deletion_is_steady_only_while_a_blocking_dependent_is_left()
     # A held pod that still waits for its own dependents' foreground deletion is not done either.
     held_owner = dict(owner, metadata={**owner["metadata"], "finalizers": ["training-conformance.dev/hold", "foregroundDeletion"]})
     assert reasons_not_steady([held_owner]) == ["Pod ns/lead-0 is being deleted"]
-    # A blocking dependent the garbage collector has not deleted yet: the owner is still changing
-    # (a JobSet's Job in foreground deletion with its pods still running, seen live).
-    alive = {**worker, "metadata": {k: v for k, v in worker["metadata"].items()
-                                    if k not in ("deletionTimestamp", "finalizers")}}
-    assert "Pod ns/lead-0 is being deleted" in reasons_not_steady([owner, alive, held])
+    # A blocking Pod the garbage collector has not deleted yet: the owner is still changing (a
+    # JobSet's Job in foreground deletion with its pods still running, seen live against JobSet).
+    running = _sts_pod("w-2", owner="w", uid="w-2-uid")
+    running["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = True
+    assert any("ns/w is being deleted" in r for r in reasons_not_steady([owner, worker, held, running]))
+    # Other dependents are not waited for: the StatefulSet controller writes its revisions again
+    # while the set waits for a held pod (seen live on kube-controller-manager v1.35).
+    revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {
+        "name": "w-5db56dbff5", "namespace": "ns", "ownerReferences": [{"uid": "w-uid", "blockOwnerDeletion": True}]}}
+    assert reasons_not_steady([owner, worker, held, revision]) == []
 
 
 LWS_KEY = "leaderworkerset.sigs.k8s.io/"

@@ -169,18 +169,20 @@ def _reasons_not_steady(objects: list[dict], status_too: bool):
     waiting_on: dict | None = None
 
     def blocked(uid) -> bool:
-        # Owners whose blocking dependents are all being deleted (and there is one) - asked only of
-        # the few deleted objects whose finalizers make it matter, so a restart's thousand deleted
-        # pods need no pass for it. A blocking dependent not being deleted yet means the garbage
-        # collector still has to delete it: the owner is still changing, not waiting.
+        # Owners with a dependent that blocks their deletion, none of them a Pod not being deleted
+        # yet - asked only of the few deleted objects whose finalizers make it matter, so a
+        # restart's thousand deleted pods need no pass for it. A blocking Pod the garbage collector
+        # has not deleted yet means the owner is still changing, not waiting (a Job in foreground
+        # deletion, its pods still running). Other dependents are not waited for: a StatefulSet
+        # controller writes its ControllerRevisions again while the set waits for a held pod.
         nonlocal waiting_on
         if waiting_on is None:
             waiting_on = {}
             for o in objects:
-                deleting = bool((o.get("metadata") or {}).get("deletionTimestamp"))
+                pending = o.get("kind") == "Pod" and not (o.get("metadata") or {}).get("deletionTimestamp")
                 for r in (o.get("metadata") or {}).get("ownerReferences") or []:
                     if r.get("blockOwnerDeletion"):
-                        waiting_on[r.get("uid")] = waiting_on.get(r.get("uid"), True) and deleting
+                        waiting_on[r.get("uid")] = waiting_on.get(r.get("uid"), True) and not pending
         return waiting_on.get(uid, False)
 
     for obj in objects:
@@ -592,12 +594,11 @@ def _finished(job: dict) -> bool:
 
 def _held(obj: dict, has_blocking_dependents) -> bool:
     """Being deleted, and rightly waiting: held by a scenario's finalizer, or in foreground deletion
-    while dependents that block it still exist, every one of them being deleted (the garbage
+    while dependents that block it still exist, no Pod among them left undeleted (the garbage
     collector drops ``foregroundDeletion`` once none is left, so without one it is still changing;
-    and it deletes a blocking dependent that is not being deleted yet, so with one of those too). A
-    pod must also have stopped (kwok's part). What a blocking dependent itself waits for is judged
-    on that dependent. ``has_blocking_dependents()`` (those dependents exist, all being deleted) is
-    asked only when the answer depends on it."""
+    and it deletes a blocking Pod that is not being deleted yet, so with one of those too). A pod
+    must also have stopped (kwok's part). What a blocking dependent itself waits for is judged on
+    that dependent. ``has_blocking_dependents()`` is asked only when the answer depends on it."""
     finalizers = list(obj["metadata"].get("finalizers") or [])
     if obj.get("kind") == "Pod" and (obj.get("status") or {}).get("phase") not in _TERMINAL:
         return False
