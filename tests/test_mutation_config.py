@@ -93,3 +93,29 @@ def test_check_fails_when_a_stand_in_is_dropped(fake_checkout):
 def test_live_plumbing_is_left_out_on_purpose():
     assert "live" in config.NOT_BEHAVIOUR
     assert not any(m.startswith("reconciler/live/") for m in config.behaviour_modules())
+
+
+def test_reviewed_equivalents_load_and_each_sits_in_its_suites_file(monkeypatch):
+    """docs/mutation/equivalent/<area>.yaml: every entry has a reason, none is listed twice, and each
+    sits in the file of its suite folder or stand-in (the report refuses the lists otherwise)."""
+    monkeypatch.syspath_prepend(str(ROOT))  # report.py imports hack.mutation.config
+    report = _load("report")
+    entries = report.load_equivalent()
+    assert entries, "no reviewed equivalents found: the report would count every one as a survivor"
+    areas = {Path(p).stem for p in (ROOT / "docs" / "mutation" / "equivalent").glob("*.yaml")}
+    assert areas <= {report.area_of(m) for m in entries}, "an empty file under docs/mutation/equivalent/"
+
+
+@pytest.mark.parametrize("text, complaint", [
+    ("- mutant: reconciler.volcano.x_f__mutmut_1\n  reason: r\n", "belongs in volcano.yaml"),
+    ("- mutant: reconciler.jobset.x_f__mutmut_1\n", "one-line `reason`"),
+    ("- {mutant: reconciler.jobset.x_f__mutmut_1, reason: r}\n- {mutant: reconciler.jobset.x_f__mutmut_1, reason: s}\n",
+     "listed twice"),
+])
+def test_a_bad_equivalent_entry_is_refused_naming_its_file(tmp_path, monkeypatch, text, complaint):
+    monkeypatch.syspath_prepend(str(ROOT))
+    report = _load("report")
+    (tmp_path / "jobset.yaml").write_text(text)
+    with pytest.raises(SystemExit, match=complaint) as refused:
+        report.load_equivalent(tmp_path)
+    assert "jobset.yaml" in str(refused.value)

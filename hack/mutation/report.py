@@ -1,7 +1,9 @@
 """Per-module figures of a mutation pass (``make mutation``), printed and written to docs/mutation/report.md.
 
 Reads what mutmut 3 left under ``mutants/`` (one ``<module>.py.meta`` JSON per module: each mutant's
-exit code and test time) and the reviewed list of equivalent mutants, docs/mutation/equivalent.yaml.
+exit code and test time) and the reviewed lists of equivalent mutants, docs/mutation/equivalent/ (one
+file per suite folder or stand-in: ``trainer.yaml`` holds ``reconciler.trainer.*``, ``batch.yaml``
+``reconciler.batch.*``).
 
     python -m hack.mutation.report              # print the table, rewrite docs/mutation/report.md
     python -m hack.mutation.report --glob reconciler/trainer/plugins/torch.py ...
@@ -9,7 +11,7 @@ exit code and test time) and the reviewed list of equivalent mutants, docs/mutat
 
 A mutant is *killed* when some table row failed against it (pytest exit 1, or 3 for an internal
 error), *survived* when every row that calls the mutated function passed (exit 0), *equivalent*
-when it survived (or no row reaches it) and equivalent.yaml lists it with a reason, *timeout* when the rows ran past
+when it survived (or no row reaches it) and equivalent/ lists it with a reason, *timeout* when the rows ran past
 mutmut's CPU/wall limit, *no rows* when no table row calls the function at all, *not run* when the
 pass has not reached it yet. The score is killed / (killed + survived + no rows), timeouts and
 equivalents left out of both sides; a module is complete when nothing in it is *not run*.
@@ -29,7 +31,7 @@ import yaml
 from hack.mutation.config import ROOT, mutated_modules
 
 MUTANTS = ROOT / "mutants"
-EQUIVALENT = ROOT / "docs" / "mutation" / "equivalent.yaml"
+EQUIVALENT = ROOT / "docs" / "mutation" / "equivalent"
 REPORT = ROOT / "docs" / "mutation" / "report.md"
 #: Extra lines for the report's head (timings of the pass, machine load), kept between rewrites.
 NOTES = ROOT / "docs" / "mutation" / "notes.md"
@@ -59,15 +61,24 @@ def mutant_glob(module: str) -> str:
     return f"{dotted}.x*"
 
 
-def load_equivalent(path: Path = EQUIVALENT) -> dict[str, str]:
-    if not path.is_file():
-        return {}
-    entries = yaml.safe_load(path.read_text()) or []
-    out = {}
-    for entry in entries:
-        if not isinstance(entry, dict) or not entry.get("mutant") or not str(entry.get("reason", "")).strip():
-            raise SystemExit(f"{path}: every entry needs `mutant` and a one-line `reason`: {entry!r}")
-        out[entry["mutant"]] = str(entry["reason"]).strip()
+def area_of(mutant: str) -> str:
+    """The file of equivalent/ a mutant's entry belongs in: its suite folder or stand-in module."""
+    parts = mutant.split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == "reconciler" else ""
+
+
+def load_equivalent(folder: Path = EQUIVALENT) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        for entry in yaml.safe_load(path.read_text()) or []:
+            if not isinstance(entry, dict) or not entry.get("mutant") or not str(entry.get("reason", "")).strip():
+                raise SystemExit(f"{path}: every entry needs `mutant` and a one-line `reason`: {entry!r}")
+            name = entry["mutant"]
+            if area_of(name) != path.stem:
+                raise SystemExit(f"{path}: {name} belongs in {area_of(name) or '?'}.yaml")
+            if name in out:
+                raise SystemExit(f"{path}: {name} is listed twice")
+            out[name] = str(entry["reason"]).strip()
     return out
 
 
@@ -168,10 +179,10 @@ def render(rows, survivors, stale, equivalent) -> str:
                 out.append(f"- `{name.rsplit('.', 1)[1]}`: {one_line_diff(name, module)}")
             out.append("")
     if equivalent:
-        out += ["## Equivalent (reviewed, docs/mutation/equivalent.yaml)", ""]
+        out += ["## Equivalent (reviewed, docs/mutation/equivalent/)", ""]
         out += [f"- `{n}`: {r}" for n, r in sorted(equivalent.items())] + [""]
     if stale:
-        out += ["## Stale entries in equivalent.yaml", ""] + [f"- {s}" for s in stale] + [""]
+        out += ["## Stale entries in equivalent/", ""] + [f"- {s}" for s in stale] + [""]
     return "\n".join(out)
 
 
