@@ -20,17 +20,28 @@ from .outcome import Outcome
 
 
 def golden_text(case_id: str, title: str, profile: str, outcome: Outcome) -> str:
+    return dump(golden_doc(case_id, title, profile, outcome))
+
+
+def golden_doc(case_id: str, title: str, profile: str, outcome: Outcome) -> dict:
+    """What :func:`golden_text` dumps: plain data (str, int, float, bool, None, lists, dicts in output order)."""
     doc = {"case": case_id, "profile": profile, "title": title}
     if outcome.rejections:
         doc["rejections"] = [r.to_golden() for r in outcome.rejections]
     if outcome.reconcile_errors:
         doc["reconcileErrors"] = outcome.reconcile_errors
     doc["objects"] = normalize(outcome.objects)
-    return dump(doc)
+    return doc
 
 
 def golden_steps_text(case_id: str, title: str, profile: str, steps: list, outcomes: list[Outcome],
                       summary: bool = False) -> str:
+    return dump(golden_steps_doc(case_id, title, profile, steps, outcomes, summary))
+
+
+def golden_steps_doc(case_id: str, title: str, profile: str, steps: list, outcomes: list[Outcome],
+                     summary: bool = False) -> dict:
+    """What :func:`golden_steps_text` dumps."""
     doc = {"case": case_id, "profile": profile, "title": title, "steps": []}
     previous: Counter = Counter()
     for step, outcome in zip(steps, outcomes):
@@ -46,7 +57,7 @@ def golden_steps_text(case_id: str, title: str, profile: str, steps: list, outco
             objects = normalize(outcome.objects, status=True)
         section["objects"], previous = _abbreviated(objects, previous)
         doc["steps"].append(section)
-    return dump(doc)
+    return doc
 
 
 def _abbreviated(objects: list[dict], previous: Counter) -> tuple[list[dict], Counter]:

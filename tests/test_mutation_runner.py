@@ -48,6 +48,18 @@ def _first_row_of_each_table_and_profile() -> list[str]:
     return ids
 
 
+def test_key_order_counts_as_in_the_golden_text(tmp_path):
+    """Goldens keep Kubernetes' key order, so the data comparison must see order too."""
+    import yaml
+
+    case, profile = _rows()[0]
+    golden = _copy_golden(tmp_path, case, profile)
+    data = yaml.safe_load(golden.read_text())
+    reordered = {k: data[k] for k in reversed(list(data))}
+    golden.write_text(yaml.safe_dump(reordered, sort_keys=False))
+    assert run.judge([_test_id(case, profile)], CASES, tmp_path) == 1
+
+
 def test_unmutated_rows_pass():
     ids = _first_row_of_each_table_and_profile()
     assert len(ids) > 30, "the sample covers too few tables to mean anything"
@@ -63,10 +75,14 @@ def _copy_golden(tmp_path: Path, case, profile) -> Path:
 
 
 def test_a_golden_that_differs_or_is_missing_fails(tmp_path):
+    """The golden is compared as data (run.py explains why that is the text comparison for a golden
+    render wrote): a changed value fails, as does a missing file."""
     case, profile = _rows()[0]
     golden = _copy_golden(tmp_path, case, profile)
     assert run.judge([_test_id(case, profile)], CASES, tmp_path) == 0
-    golden.write_text(golden.read_text().replace("\n", "\n# one more line\n", 1))
+    text = golden.read_text()
+    assert f"profile: {profile}\n" in text
+    golden.write_text(text.replace(f"profile: {profile}\n", "profile: another\n", 1))
     out = io.StringIO()
     assert run.judge([_test_id(case, profile)], CASES, tmp_path, out) == 1
     assert f"differs from its golden {golden}" in out.getvalue()
@@ -106,3 +122,12 @@ def test_a_test_id_that_names_no_row_is_refused():
         run.judge([f"{SUITE}[trainer-v2.3:mpi-topology/no-such-row]"], CASES, SNAPSHOTS)
     with pytest.raises(run.UnknownTest):
         run.judge(["tests/test_other.py::test_something"], CASES, SNAPSHOTS)
+
+
+def test_a_row_id_shared_by_two_suites_is_told_apart_by_the_profile():
+    """Every suite has an ``admission`` table, so ``admission/<row>`` alone can name two rows."""
+    rows = run.row_index(CASES)
+    shared = next(full_id for full_id, same in rows.items() if len({c.suite for c in same}) > 1)
+    for case in rows[shared]:
+        for profile in case.profiles():
+            assert run.find_row(rows, shared, profile) is case
