@@ -25,13 +25,14 @@ conformance: $(STAMP)
 # the cases' images, as kind's) with the harness's own pod lifecycle.
 LIVE_PROFILES ?=
 REALNODES_PROFILE ?= volcano-v1.12
-# The Go builds start first, in the background (nice 10, two at a time; their output goes into
-# $(BUILD_LOG), shown when they end): on a fresh machine they take tens of minutes, and the render
-# tests use one core of two.
+# The Go builds start first, in the background (nice 10; their output goes into $(BUILD_LOG), shown
+# when they end): on a fresh machine they take tens of minutes, and the render tests use one core of
+# two. The control plane's and the upstream kit's scripts run side by side (make -j2), each two go
+# builds at a time: a build's module downloads and its link leave cores idle that another's compile fills.
 BUILD_LOG ?= $(VENV)/builds.log
 test: $(STAMP)
 	@echo "make test: the builds for the live tests run in the background (log: $(BUILD_LOG))"
-	@$(MAKE) --no-print-directory control-plane upstream-kit > $(BUILD_LOG) 2>&1 & builds=$$!; \
+	@$(MAKE) --no-print-directory -j2 control-plane upstream-kit > $(BUILD_LOG) 2>&1 & builds=$$!; \
 	  trap 'kill $$builds 2>/dev/null' INT TERM; \
 	  $(BIN)/pytest -q && $(BIN)/conformance zoo; rc=$$?; \
 	  wait $$builds; brc=$$?; cat $(BUILD_LOG); \
