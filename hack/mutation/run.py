@@ -20,8 +20,8 @@ pytest's verdicts: every row passes unmutated, and a changed golden or a failing
 ``check`` is for reviewing survivors: it judges mutants of an existing ``mutants/`` against the rows
 of the working tree's table - the rows mutmut mapped to the mutated function plus every row it has
 not seen yet (a row you just wrote) - and prints which row kills each, without recording anything
-(``run NAME...`` records). It reads ``reconciler/`` from ``mutants/``: after editing the reference
-itself, let ``make mutation MODULE=...`` regenerate that module first.
+(``run NAME...`` records). It reads ``reconciler/`` from ``mutants/`` and the harness from the working
+tree: after editing the reference itself, let ``make mutation MODULE=...`` regenerate that module first.
 """
 
 from __future__ import annotations
@@ -149,6 +149,9 @@ def check(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m hack.mutation.run check", description=check.__doc__)
     ap.add_argument("names", nargs="*", help="mutant names or globs (reconciler.jobset.controller.x_*)")
     ap.add_argument("--survivors", action="store_true", help="only mutants the pass recorded as survived")
+    ap.add_argument("--recorded", type=Path, default=None,
+                    help="read what the pass recorded from this mutants/ folder (default: ./mutants)")
+    ap.add_argument("--list", action="store_true", help="only list the chosen mutants; judge nothing")
     ap.add_argument("-v", "--verbose", action="store_true", help="say why each killing row failed")
     args = ap.parse_args(argv)
     root = Path.cwd().resolve()
@@ -158,13 +161,19 @@ def check(argv: list[str]) -> int:
         raise SystemExit(f"{stats_file}: no mutation pass here yet (make mutation MODULE=...)")
     stats = json.loads(stats_file.read_text())
     recorded: dict[str, int | None] = {}
-    for meta in mutants.rglob("*.py.meta"):
-        recorded.update(json.loads(meta.read_text()).get("exit_code_by_key", {}))
+    for meta in (args.recorded or mutants).rglob("*.py.meta"):
+        try:
+            recorded.update(json.loads(meta.read_text()).get("exit_code_by_key", {}))
+        except json.JSONDecodeError:  # a pass is rewriting it: its mutants are left out, said so
+            print(f"warning: {meta} is being written; its mutants are left out", file=sys.stderr)
     chosen = sorted({n for n in recorded for pattern in args.names or ["*"] if fnmatch.fnmatchcase(n, pattern)
                      and (not args.survivors or recorded[n] == 0)})
     if not chosen:
         raise SystemExit("no mutant matches " + " ".join(args.names or ["*"]))
-    sys.path.insert(0, str(mutants))
+    if args.list:
+        print("\n".join(chosen))
+        return 0
+    _import_mutated_reconciler(root, mutants)
     from conformance import cases as case_loader
     duration = stats["duration_by_test"]
     every_row = [f"conformance/suite/test_conformance.py::test_case[{p}:{c.full_id}]"
@@ -198,6 +207,23 @@ def check(argv: list[str]) -> int:
         print(f"{name}: {verdict.get(code, f'error ({said})')}" + (f"\n    {said}" if args.verbose and code == 1 else ""))
     print(f"{killed} of {len(chosen)} killed ({len(unmapped)} rows not mapped by the pass were tried on each)")
     return 0
+
+
+def _import_mutated_reconciler(root: Path, mutants: Path) -> None:
+    """``reconciler`` from mutants/ (the mutated copy), everything else - the harness, the table's
+    loader - from the working tree, so a harness change or a merge needs no new pass."""
+    import importlib.util
+
+    sys.path.insert(0, str(mutants))
+    for package in ("conformance",):
+        spec = importlib.util.spec_from_file_location(package, root / package / "__init__.py",
+                                                      submodule_search_locations=[str(root / package)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[package] = module
+        spec.loader.exec_module(module)
+    import reconciler
+    if Path(reconciler.__file__).resolve().parent != (mutants / "reconciler").resolve():
+        raise SystemExit(f"reconciler was imported from {reconciler.__file__}, not from {mutants}")
 
 
 def main(argv: list[str] | None = None) -> None:
