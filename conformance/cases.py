@@ -38,13 +38,15 @@ def _validator(ref: str | None = None):
 
 @dataclass
 class Step:
-    """One step of a scenario row: an action (``apply`` manifests, an ``update`` or a ``fault``), then settling."""
+    """One step of a scenario row: an action (``apply`` manifests, an ``update``, a ``delete`` or a ``fault``), then settling."""
 
     number: int
     name: str
     apply: list[dict] | None = None
     #: ``{apiVersion, kind, name, namespace?, patch}``: a JSON Patch a client applies to an existing object.
     update: dict | None = None
+    #: ``{apiVersion, kind, name, namespace?, propagationPolicy?}``: an object a client deletes.
+    delete: dict | None = None
     fault: dict | None = None
     repeat: int = 1
     expect: dict = field(default_factory=dict)
@@ -240,6 +242,8 @@ def _build_steps(row: dict, defaults: dict, bases: dict, path: Path) -> list[Ste
                 raise CaseError(f"{step.label}: {exc}") from None
         elif "update" in raw:
             step.update = copy.deepcopy(raw["update"])
+        elif "delete" in raw:
+            step.delete = copy.deepcopy(raw["delete"])
         elif "fault" in raw:
             step.fault = {k: v for k, v in raw.items() if k not in _STEP_KEYS + ("repeat",)}
         steps.append(step)
@@ -259,6 +263,8 @@ def _step_name(raw: dict) -> str:
         return "apply inputs" if raw["apply"] == "inputs" else "apply"
     if "update" in raw:
         return f"update {raw['update']['kind']} {raw['update']['name']}"
+    if "delete" in raw:
+        return f"delete {raw['delete']['kind']} {raw['delete']['name']}"
     if "fault" in raw:
         params = [f"{k}={v}" for k, v in raw.items() if k not in _STEP_KEYS + ("fault",)]
         return " ".join([raw["fault"], *params])

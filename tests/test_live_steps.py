@@ -1,4 +1,4 @@
-"""Scenario steps on the live backend: ``update`` steps, ``events`` expectations and container restarts.
+"""Scenario steps on the live backend: ``update`` and ``delete`` steps, ``events`` expectations and container restarts.
 
 The unmarked tests check how Events become an outcome's ``events`` without a cluster. Tests marked
 ``live`` run on the local control plane (``make test-live``): LeaderWorkerSet rows that update,
@@ -138,6 +138,33 @@ def test_an_update_of_another_suite_is_a_json_patch_judged_like_an_apply(live_se
     assert kept["spec"]["replicatedJobs"][1]["replicas"] == 3
     rendered = render.run_steps(steps, "jobset-v0.12")
     assert [r.message for r in rendered[2].rejections] == [refused.message]
+    golden = golden_steps_text("x", "", "jobset-v0.12", steps, rendered)
+    text = golden_steps_text("x", "", "jobset-v0.12", steps, outcomes)
+    assert text == golden, _diff(golden, text)
+
+
+@live
+def test_a_delete_step_is_a_delete_request_with_render_garbage_collection(live_session):
+    """A JobSet deleted in Foreground while a pod of its is held waits with the garbage collector's
+    foregroundDeletion finalizer; released, it goes with everything it owned - live (the real
+    garbage collector) as render; a missing object is an error of the case."""
+    from conformance.backends import live as backend, render
+
+    jobset = yaml.safe_load((ROOT / "cases/jobset/_bases/jobset.yaml").read_text())
+    pod = {"replicatedJob": jobset["spec"]["replicatedJobs"][0]["name"], "jobIndex": 0, "pod": 0}
+    steps = [Step(1, "apply inputs", apply=[jobset]),
+             Step(2, "hold", fault={"fault": "holdTermination", **pod}),
+             Step(3, "delete JobSet js", delete={"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                                                 "name": "js", "propagationPolicy": "Foreground"}),
+             Step(4, "release", fault={"fault": "releaseTermination", **pod}),
+             Step(5, "delete JobSet js", delete={"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                                                 "name": "js"})]
+    outcomes = backend.run_steps(steps, "jobset-v0.12", label="jobset-delete")
+    assert [o.input_errors for o in outcomes] == [[], [], [], [], ["delete: JobSet default/js does not exist"]]
+    [waiting] = [o for o in outcomes[2].objects if o["kind"] == "JobSet"]
+    assert "foregroundDeletion" in waiting["metadata"]["finalizers"]
+    assert outcomes[3].objects == []
+    rendered = render.run_steps(steps, "jobset-v0.12")
     golden = golden_steps_text("x", "", "jobset-v0.12", steps, rendered)
     text = golden_steps_text("x", "", "jobset-v0.12", steps, outcomes)
     assert text == golden, _diff(golden, text)

@@ -70,10 +70,15 @@ def test_scenario_row_loads_with_resolved_steps(cases_root):
 
 
 @pytest.mark.parametrize("step, message", [
-    ("{apply: inputs, fault: podSucceed, pod: all}", "a step has at most one action: `apply`, `update` or `fault` (at steps/0)"),
+    ("{apply: inputs, fault: podSucceed, pod: all}", "a step has at most one action: `apply`, `update`, `delete` or `fault` (at steps/0)"),
     ("{apply: inputs, update: {apiVersion: v1, kind: Pod, name: p, patch: [{op: remove, path: /spec}]}}",
-     "a step has at most one action: `apply`, `update` or `fault` (at steps/0)"),
-    ("{name: nothing}", "a step needs `apply`, `update`, `fault`, `expect` or `never` (at steps/0)"),
+     "a step has at most one action: `apply`, `update`, `delete` or `fault` (at steps/0)"),
+    ("{update: {apiVersion: v1, kind: Pod, name: p, patch: [{op: remove, path: /spec}]}, delete: {apiVersion: v1, kind: Pod, name: p}}",
+     "a step has at most one action: `apply`, `update`, `delete` or `fault` (at steps/0)"),
+    ("{delete: {apiVersion: batch/v1, kind: Job, name: j, propagationPolicy: Orphan}}",
+     "'Orphan' is not one of ['Background', 'Foreground'] (at steps/0/delete/propagationPolicy)"),
+    ("{delete: {kind: Job, name: j}}", "'apiVersion' is a required property (at steps/0/delete)"),
+    ("{name: nothing}", "a step needs `apply`, `update`, `delete`, `fault`, `expect` or `never` (at steps/0)"),
     ("{fault: podSucceed, pod: all, exitCode: 1}", "`exitCode` belongs to fault podExit (at steps/0)"),
     ("{fault: podExit, pod: 0}", "'exitCode' is a required property (at steps/0)"),
     ("{fault: podExit, exitCode: 1}", "'pod' is a dependency of 'fault' (at steps/0)"),
@@ -174,3 +179,59 @@ def test_reconcile_errors_expectation_needs_each_listed_error_verbatim():
     assert expectations.check({"reconcileErrors": []}, Outcome(objects=[])) == []
     assert expectations.check({"reconcileErrors": []}, outcome) == [
         "expected no reconcile error; reported: 'MPIJob default/pi: Found validation errors: x'; 'MPIJob default/pi: y'"]
+
+
+def _run(cases_root, rows: str):
+    [case] = load(cases_root, rows)
+    assert isinstance(case, Case), case
+    return case, render.run_steps(case.steps, "jobset-v0.12")
+
+
+def _kinds(outcome) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for obj in outcome.objects:
+        counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
+    return counts
+
+
+def test_a_delete_step_deletes_as_kubectl_and_the_garbage_collector_takes_the_dependents(cases_root):
+    """Background (kubectl's default): the JobSet goes at once, then its Jobs, their pods and the Service."""
+    case, (applied, deleted) = _run(cases_root, """\
+        - id: delete-background
+          title: a deleted JobSet takes its children with it
+          steps:
+            - apply: inputs
+            - delete: {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: js}
+        """)
+    assert _kinds(applied) == {"JobSet": 1, "Job": 2, "Pod": 2, "Service": 1}
+    assert _kinds(deleted) == {} and not deleted.input_errors
+    assert case.steps[1].name == "delete JobSet js"
+
+
+def test_a_foreground_delete_waits_for_blocking_dependents(cases_root):
+    """Foreground: the owner keeps a deletionTimestamp and the foregroundDeletion finalizer while a
+    pod its Job owns is held by a finalizer (holdTermination), and goes once it is released."""
+    _, (_, _, held, released) = _run(cases_root, """\
+        - id: delete-foreground
+          title: a JobSet deleted in Foreground waits for its Jobs' pods
+          steps:
+            - apply: inputs
+            - {fault: holdTermination, replicatedJob: w, jobIndex: 0, pod: 0}
+            - delete: {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: js, propagationPolicy: Foreground}
+            - {fault: releaseTermination, replicatedJob: w, jobIndex: 0, pod: 0}
+        """)
+    [jobset] = [o for o in held.objects if o["kind"] == "JobSet"]
+    assert jobset["metadata"]["deletionTimestamp"] and "foregroundDeletion" in jobset["metadata"]["finalizers"]
+    assert _kinds(released) == {}
+
+
+def test_deleting_what_does_not_exist_is_an_error_of_the_case(cases_root):
+    case, (_, deleted) = _run(cases_root, """\
+        - id: delete-missing
+          title: a typo in a delete step must not pass silently
+          steps:
+            - apply: inputs
+            - delete: {apiVersion: batch/v1, kind: Job, name: no-such-job}
+        """)
+    assert deleted.input_errors == ["delete: Job default/no-such-job does not exist"]
+    assert expectations.check({}, deleted) == deleted.input_errors

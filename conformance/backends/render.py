@@ -41,6 +41,11 @@ def run_steps(steps: list, profile: str) -> list[Outcome]:
             if rejected is not None:
                 _record_rejections(outcome, [rejected])
             cluster.settle(observe=observe)
+        elif step.delete is not None:
+            _delete(cluster, step.delete, outcome)
+            if observe:
+                observe(cluster)
+            cluster.settle(observe=observe)
         elif step.fault is not None:
             for _ in range(step.repeat):
                 try:
@@ -80,6 +85,19 @@ def _update(cluster: Cluster, update: dict, outcome: Outcome):
     except Rejection as exc:
         return reconciler.Rejected(patched, exc)
     return None
+
+
+def _delete(cluster: Cluster, delete: dict, outcome: Outcome) -> None:
+    """A client's DELETE of a stored object (``kubectl delete``); a missing one is an error of the case."""
+    group = meta.group_of(delete["apiVersion"])
+    namespace = delete.get("namespace", "default")
+    # A cluster-scoped kind is stored without a namespace.
+    stored = cluster.find(group, delete["kind"], namespace, delete["name"]) or cluster.find(
+        group, delete["kind"], "", delete["name"])
+    if stored is None:
+        outcome.input_errors.append(f"delete: {delete['kind']} {namespace}/{delete['name']} does not exist")
+        return
+    cluster.delete(stored, propagation=delete.get("propagationPolicy", "Background"))
 
 
 def _never_watch(never: list[dict], outcome: Outcome):

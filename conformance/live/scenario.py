@@ -1,7 +1,7 @@
-"""A scenario row (steps of apply / update / fault / wait) against the live cluster, with render's semantics.
+"""A scenario row (steps of apply / update / delete / fault / wait) against the live cluster, with render's semantics.
 
 Per step, as ``conformance.backends.render.run_steps``: do the action (create the inputs, send
-the update's JSON Patch, or replay the fault ``repeat`` times, settling after each), settle,
+the update's JSON Patch or the DELETE, or replay the fault ``repeat`` times, settling after each), settle,
 collect everything *with status*. ``never`` patterns are checked against every watch event in
 the case's namespaces while the step runs (from just before its action until it is collected):
 a single-object pattern is matched against the object of each event, a ``coexist`` item against
@@ -76,6 +76,10 @@ class ScenarioRun(CaseRun):
             self._timed(f"update {label}", self._update, step.update, outcome)
             self._applied_at = time.monotonic()
             self._timed(f"settle {label}", self._settle, outcome)
+        elif step.delete is not None:
+            self._timed(f"delete {label}", self._delete, step.delete, outcome)
+            self._applied_at = time.monotonic()
+            self._timed(f"settle {label}", self._settle, outcome)
         elif step.fault is not None:
             self.quiet = max(self.session.settings.quiet, self.session.fault_quiet)
             for attempt in range(step.repeat):
@@ -119,6 +123,25 @@ class ScenarioRun(CaseRun):
             patched.setdefault("apiVersion", update["apiVersion"])
             patched.setdefault("kind", update["kind"])
             outcome.rejections.append(self._rejection(self.names.back(patched), exc))
+
+    def _delete(self, delete: dict, outcome: Outcome) -> None:
+        """A client's DELETE (``kubectl delete``) with the step's propagation policy (Background, as
+        kubectl's default). As render's ``_delete``: a missing object is an error of the case; a
+        refusal (a webhook on DELETE) is a rejection."""
+        namespace = delete.get("namespace", "default")
+        resource = self.api.resource(delete["apiVersion"], delete["kind"])
+        live_namespace = self.names.live(namespace) if resource is not None and resource.namespaced else None
+        stored = self.api.get(resource, live_namespace, delete["name"]) if resource is not None else None
+        if stored is None:
+            outcome.input_errors.append(f"delete: {delete['kind']} {namespace}/{delete['name']} does not exist")
+            return
+        try:
+            self.api.delete(resource, live_namespace, delete["name"],
+                            propagation=delete.get("propagationPolicy", "Background"))
+        except ApiError as exc:
+            stored.setdefault("apiVersion", delete["apiVersion"])
+            stored.setdefault("kind", delete["kind"])
+            outcome.rejections.append(self._rejection(self.names.back(stored), exc))
 
     def _not_steady(self, objects: list[dict], first: bool = False) -> list[str]:
         # The case's rules (the Trainer runtime in-use finalizer too), and no pod exit still to land.
