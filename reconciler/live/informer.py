@@ -43,6 +43,8 @@ class Cache:
         self._owner_uids: dict[Key, tuple[str, ...]] = {}
         self._dependents: dict[str, dict[Key, None]] = {}
         self._counter = 0
+        #: (group, kind) an informer keeps here (listed at least once, see :meth:`replace_kind`).
+        self._kinds: set[tuple[str, str]] = set()
 
     def put(self, obj: dict) -> bool:
         """Store ``obj`` unless a newer version is already there (a write-through can be ahead
@@ -108,12 +110,17 @@ class Cache:
         """After a (re)list: store ``objects`` and drop the kind's others; returns the dropped ones."""
         keep = {meta.key(o) for o in objects}
         with self._lock:
+            self._kinds.add((group, kind))
             gone = [self._objects[k] for k in self._by_kind.get((group, kind), {}) if k not in keep]
             for obj in gone:
                 self._forget(meta.key(obj), obj)
             for obj in objects:
                 self.put(obj)
         return gone
+
+    def holds(self, group: str, kind: str) -> bool:
+        """Whether an informer keeps this kind here (what is not here is then not on the server either)."""
+        return (group, kind) in self._kinds
 
     def get(self, k: Key) -> dict | None:
         with self._lock:
