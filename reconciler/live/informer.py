@@ -31,7 +31,9 @@ def _rv(obj: dict) -> int | None:
 class Cache:
     """The newest known copy of every watched object. Thread-safe; hands out the stored dicts,
     which callers must not change (the facade copies them). Indexed by kind and namespace, so a
-    lookup costs what it returns, not what the cache holds (a live run keeps thousands of objects)."""
+    lookup costs what it returns, not what the cache holds (a live run keeps thousands of objects).
+    A key enters the kind and namespace indexes when it is first seen and leaves them when it is
+    forgotten, so each index lists its keys in the order first seen: reading one needs no sort."""
 
     def __init__(self):
         self._lock = threading.RLock()
@@ -134,16 +136,17 @@ class Cache:
     def list(self, group: str, kind: str, namespace: str | None = None) -> list[dict]:
         """In the order first seen (creation order, as far as a watch can tell)."""
         with self._lock:
-            keys = self._by_kind.get((group, kind), {})
-            if namespace is not None:
-                keys = [k for k in keys if k[2] == namespace]
-            return [self._objects[k] for k in sorted(keys, key=self._seq.__getitem__)]
+            return [self._objects[k] for k in self._by_kind.get((group, kind), {})
+                    if namespace is None or k[2] == namespace]
 
     def in_namespaces(self, namespaces) -> list[dict]:
         """Every object in these namespaces, in the order first seen."""
         with self._lock:
-            keys = [k for ns in namespaces for k in self._by_namespace.get(ns, {})]
-            return [self._objects[k] for k in sorted(keys, key=self._seq.__getitem__)]
+            indexes = [self._by_namespace[ns] for ns in dict.fromkeys(namespaces) if ns in self._by_namespace]
+            if len(indexes) == 1:
+                return [self._objects[k] for k in indexes[0]]
+            keys = sorted((k for index in indexes for k in index), key=self._seq.__getitem__)
+            return [self._objects[k] for k in keys]
 
     def dependents(self, uid: str) -> list[dict]:
         with self._lock:
