@@ -161,3 +161,21 @@ def test_render_with_the_live_controllers_only_gives_the_goldens_and_every_read_
                   for cls, seen in reads.items() if not stands_in_for_kubernetes(cls)}
     assert {name: kinds for name, kinds in undeclared.items() if kinds} == {}
     assert {"JobSetController", "TrainJobController", "JobController", "MPIJobController"} <= set(undeclared)
+
+
+# ---------------------------------------------------------------------- watch events
+
+def test_watch_events_decode_as_json_does_big_integers_and_lone_surrogates_included():
+    import json
+
+    from reconciler.live.rest import _Watch
+
+    lines = ['{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p","resourceVersion":"7"},"spec":{"x":1.5}}}',
+             '{"type":"MODIFIED","object":{"kind":"X","spec":{"n":123456789012345678901234567890}}}',
+             '{"type":"MODIFIED","object":{"kind":"X","data":{"s":"\\ud800"}}}', "  ", "not json"]
+    for line in lines:
+        decoded = _Watch().unmarshal_event(line, None)
+        expected = json.loads(line) if line.strip().startswith("{") else None
+        if expected is not None:
+            expected["raw_object"] = expected["object"]
+        assert decoded == expected

@@ -264,7 +264,8 @@ class LiveCluster:
         cached, since the watch may have seen it deleted before the answer arrived, and putting it
         back left a ghost the controllers reconciled for ever (each status write a 404)."""
         self.writes += 1
-        if self.cache is not None and self.cache.holds(meta.group_of(stored.get("apiVersion", "")), stored.get("kind", "")):
+        if self.cache is not None and self.cache.holds(meta.group_of(stored.get("apiVersion", "")),
+                                                       stored.get("kind", "")):
             if update:
                 self.cache.refresh(meta.clone(stored))
             else:
