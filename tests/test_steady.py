@@ -620,3 +620,33 @@ def test_the_cache_lists_in_the_order_first_seen_without_sorting():
     assert names(cache.in_namespaces(["ns", "other"])) == ["b", "c", "d", "a"]
     assert names(cache.list("", "Pod")) == ["b", "c", "d", "a"]
     assert names(cache.list("", "Pod", "other")) == ["b", "d"]
+
+
+def test_a_wait_ends_after_the_quiet_window_and_checks_once_the_window_is_over():
+    import threading
+    import time
+
+    from conformance.live.steady import Activity
+
+    activity, state, checks = Activity(), {"reasons": ["Pod ns/p is Pending"]}, []
+
+    def ready():
+        checks.append(time.monotonic())
+        return list(state["reasons"])
+
+    def events():
+        time.sleep(0.15)
+        state["reasons"] = []
+        for _ in range(20):  # a burst while nothing is left but the quiet window
+            activity.handler("MODIFIED", {"metadata": {"namespace": "ns", "resourceVersion": "5"}})
+            time.sleep(0.01)
+
+    started = time.monotonic()
+    threading.Thread(target=events, daemon=True).start()
+    assert activity.wait(["ns"], ready, quiet=0.2, timeout=5, since=started) == []
+    last_event = activity.last["ns"]
+    assert time.monotonic() - last_event >= 0.2  # quiet for the whole window after the last event
+    assert len([t for t in checks if t > started + 0.2]) <= 4  # not one check per event of the burst
+    # Never steady: the reasons at the deadline.
+    assert activity.wait(["ns"], lambda: ["Job ns/j: 0 of 1 pod(s) created"], quiet=0.05, timeout=0.3,
+                         since=time.monotonic()) == ["Job ns/j: 0 of 1 pod(s) created"]

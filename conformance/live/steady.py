@@ -152,12 +152,18 @@ class Activity:
                     # Nothing left but the quiet window, and only the state at its end counts: an event
                     # meanwhile moves the end (a settling 1,000-pod case gets dozens, each a whole check).
                     while (left := min(quiet - self._quiet_for(namespaces, since), deadline - time.monotonic())) > 0:
-                        self.cond.wait(max(0.001, left))
+                        self._sleep_until(time.monotonic() + left)
 
     def _sleep_until(self, moment: float) -> None:
-        """Wait (the condition released, so events keep being recorded) until ``moment``."""
-        while (left := moment - time.monotonic()) > 0:
-            self.cond.wait(left)
+        """Sleep until ``moment`` with the condition released: events keep being recorded, and do not
+        wake this thread (each would only find the moment not come yet - hundreds of thread switches
+        a second while a thousand pods change). Called with the condition held."""
+        if (left := moment - time.monotonic()) > 0:
+            self.cond.release()
+            try:
+                time.sleep(left)
+            finally:
+                self.cond.acquire()
 
 
 def own_reason(obj: dict) -> str | None:
