@@ -80,7 +80,11 @@ class Controller(Protocol):
     def reconcile(self, cluster: "Cluster", obj: dict) -> None: ...
 
     # Optional: ``related(obj) -> [Key]``, other objects to reconcile when ``obj`` changes or goes away;
-    # ``owns``: the (group, kind) pairs whose writes enqueue their owner (default: every dependent).
+    # ``owns``: the (group, kind) pairs whose writes enqueue their owner (default: every dependent);
+    # ``reads``: the built-in (group, kind) pairs it reads or creates besides ``watches`` - render ignores
+    # it (everything is in memory); the live operator watches only the built-in kinds its controllers
+    # watch or read (reconciler/live/operator.py), as controller-runtime's cache informs only the kinds
+    # a manager's controllers use.
 
 
 #: The longest generateName prefix the apiserver keeps (maxNameLength 63 - randomLength 5).

@@ -230,8 +230,11 @@ def test_row_live_equals_render_golden(live_session, table, profile, row, record
 def test_operator_runs_only_custom_controllers(live_session):
     live_session.ensure("trainer-v2.3")
     ready = live_session.operator.ready
-    assert {"TrainJobController", "RuntimeInUseController", "JobSetController"} <= set(ready["controllers"])
+    assert ready["controllers"] == ["TrainJobController", "RuntimeInUseController", "JobSetController"]
     assert sorted(ready["replacedByKubernetes"]) == ["FakeKubelet", "JobController", "StatefulSetController"]
+    assert sorted(ready["notInstalled"]) == ["JobController", "LeaderWorkerSetController", "MPIJobController",
+                                             "PyTorchJobController"]
+    assert "v1 Pod" not in ready["informed"] and {"batch/v1 Job", "v1 ConfigMap"} <= set(ready["informed"])
 
 
 @live

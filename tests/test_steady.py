@@ -566,3 +566,87 @@ def test_first_reason_is_the_first_of_all_reasons():
         every = reasons_not_steady(objects)
         assert reasons_not_steady(objects, first=True) == every[:1]
     assert len(reasons_not_steady([owner] + lagging)) > 1
+
+
+def _cached_pod(name: str, phase: str | None = "Running", **metadata) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ns", "uid": name,
+                                                           "resourceVersion": "1", **metadata},
+            "spec": {"nodeName": "node-0"}, "status": {"phase": phase} if phase else {}}
+
+
+def test_a_pods_own_reason_is_one_every_rule_gives_too():
+    from conformance.live.steady import own_reason
+    pods = [_cached_pod("new", None), _cached_pod("pending", "Pending"), _cached_pod("running"),
+            _cached_pod("stopping", "Running", deletionTimestamp="t"),
+            _cached_pod("stopped", "Failed", deletionTimestamp="t", finalizers=["batch.kubernetes.io/job-tracking"]),
+            _cached_pod("held", "Failed", deletionTimestamp="t", finalizers=["training-conformance.dev/hold"]),
+            _pod("unbound-volcano", "Pending") | {"spec": {"schedulerName": "volcano"}}]
+    own = {p["metadata"]["name"]: own_reason(p) for p in pods}
+    assert own == {"new": "Pod ns/new is new", "pending": "Pod ns/pending is Pending", "running": None,
+                   "stopping": "Pod ns/stopping is being deleted", "stopped": None, "held": None,
+                   "unbound-volcano": None}
+    every = reasons_not_steady(pods)
+    assert all(reason in every for reason in own.values() if reason)
+
+
+def test_a_wait_keeps_its_witness_while_that_pod_is_unchanged():
+    from conformance.live.steady import FirstReason
+    from reconciler.live.informer import Cache
+
+    cache, checked = Cache(), []
+    for pod in (_cached_pod("a"), _cached_pod("b", "Pending"), _cached_pod("c", "Pending")):
+        cache.put(pod)
+    ready = FirstReason(cache, ["ns"], lambda objects: checked.append(len(objects)) or ["rules"])
+    assert ready() == ["Pod ns/b is Pending"]
+    cache.put(_cached_pod("c", "Running", resourceVersion="2"))  # another pod changes: the answer stands
+    assert ready() == ["Pod ns/b is Pending"]
+    cache.put(_cached_pod("b", "Pending", resourceVersion="2"))  # b itself changed: looked for again
+    assert ready() == ["Pod ns/b is Pending"]
+    cache.put(_cached_pod("b", "Running", resourceVersion="3"))
+    assert ready() == ["rules"] and checked == [3]  # no pod is unsteady on its own: every rule is asked
+    cache.put(_cached_pod("a", "Running", resourceVersion="2", deletionTimestamp="t"))
+    assert ready() == ["Pod ns/a is being deleted"] and checked == [3]
+
+
+def test_the_cache_lists_in_the_order_first_seen_without_sorting():
+    from reconciler.live.informer import Cache
+
+    cache = Cache()
+    for name, namespace in (("a", "ns"), ("b", "other"), ("c", "ns"), ("d", "other")):
+        cache.put(_cached_pod(name) | {"metadata": {"name": name, "namespace": namespace, "uid": name}})
+    cache.put(_cached_pod("a") | {"metadata": {"name": "a", "namespace": "ns", "uid": "a2"}})  # new object, same name
+    names = lambda objects: [o["metadata"]["name"] for o in objects]  # noqa: E731
+    assert names(cache.in_namespaces(["ns"])) == ["c", "a"]
+    assert names(cache.in_namespaces(["ns", "other"])) == ["b", "c", "d", "a"]
+    assert names(cache.list("", "Pod")) == ["b", "c", "d", "a"]
+    assert names(cache.list("", "Pod", "other")) == ["b", "d"]
+
+
+def test_a_wait_ends_after_the_quiet_window_and_checks_once_the_window_is_over():
+    import threading
+    import time
+
+    from conformance.live.steady import Activity
+
+    activity, state, checks = Activity(), {"reasons": ["Pod ns/p is Pending"]}, []
+
+    def ready():
+        checks.append(time.monotonic())
+        return list(state["reasons"])
+
+    def events():
+        time.sleep(0.15)
+        state["reasons"] = []
+        for _ in range(20):  # a burst while nothing is left but the quiet window
+            activity.handler("MODIFIED", {"metadata": {"namespace": "ns", "resourceVersion": "5"}})
+            time.sleep(0.01)
+
+    started = time.monotonic()
+    threading.Thread(target=events, daemon=True).start()
+    assert activity.wait(["ns"], ready, quiet=0.2, timeout=5, since=started) == []
+    last_event = activity.last["ns"]
+    assert time.monotonic() - last_event >= 0.2  # quiet for the whole window after the last event
+    assert len([t for t in checks if t > started + 0.2]) <= 4  # not one check per event of the burst
+    # Never steady: the reasons at the deadline.
+    assert activity.wait(["ns"], lambda: ["Job ns/j: 0 of 1 pod(s) created"], quiet=0.05, timeout=0.3,
+                         since=time.monotonic()) == ["Job ns/j: 0 of 1 pod(s) created"]

@@ -36,7 +36,7 @@ from ..outcome import Outcome, RejectionRecord
 from . import events, external, gozero, keyorder, platform, rejections, runtime_cache
 from .isolation import NamespaceMap
 from .session import LiveSession
-from .steady import reasons_not_steady, runtimes_not_marked_in_use
+from .steady import FirstReason, reasons_not_steady, runtimes_not_marked_in_use
 
 FIELD_MANAGER = "training-conformance"
 CASE_LABEL = "training-conformance.io/case"
@@ -166,8 +166,7 @@ class CaseRun:
         namespaces = self.names.live_namespaces
         cache = self.session.cache
 
-        def ready() -> list[str]:
-            return self._not_steady(cache.in_namespaces(namespaces), first=True)
+        ready = FirstReason(cache, namespaces, lambda objects: self._not_steady(objects, first=True))
 
         def explain() -> list[str]:
             return self._not_steady(cache.in_namespaces(namespaces))

@@ -93,6 +93,8 @@ class ChildJobs:
 
 class JobSetController:
     watches = ((GROUP, "JobSet"),)
+    #: Built-in kinds it reads (and creates) besides what it watches: see ``Controller.reads``.
+    reads = (("batch", "Job"), ("", "Service"))
 
     def reconcile(self, cluster, jobset: dict) -> None:
         if jobset["metadata"].get("deletionTimestamp"):

@@ -1,7 +1,8 @@
 """``python -m reconciler.live --kubeconfig K --profile P``: run the reference operator.
 
 It installs the profile's CRDs, registers its webhooks, starts its informers and then prints one
-line ``ready {json}`` (timings, CRD actions, ``caughtUpUrl``) on stdout. ``caughtUpUrl`` is a plain
+line ``ready {json}`` (timings, CRD actions, the controllers it runs and leaves out, the kinds it
+watches, ``caughtUpUrl``) on stdout. ``caughtUpUrl`` is a plain
 HTTP endpoint on 127.0.0.1: POST ``{"seen": [[group, kind, resourceVersion], ...]}`` answers
 ``{"behind": [...], "writes": N}``, ``behind`` empty once the operator has handled every event an
 observer saw (:meth:`Operator.caught_up`) - how the harness knows this operator is done, not just
@@ -52,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     server = _caught_up_server(operator)
     ready = {"profile": args.profile, "caughtUpUrl": f"http://127.0.0.1:{server.server_port}/caught-up", "timings": {k: round(v, 3) for k, v in operator.timings.items()},
              "crds": operator.crd_report, "controllers": [type(c).__name__ for c in operator.cluster.controllers],
-             "replacedByKubernetes": operator.replaced_by_kubernetes, "webhookPort": operator.webhooks.port}
+             "replacedByKubernetes": operator.replaced_by_kubernetes, "notInstalled": operator.not_installed,
+             "informed": [f"{i.resource.api_version} {i.resource.kind}" for i in operator.informers],
+             "webhookPort": operator.webhooks.port}
     print("ready " + json.dumps(ready), flush=True)
     stop.wait()
     server.shutdown()

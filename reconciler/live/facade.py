@@ -5,8 +5,10 @@ record_error`` and read ``profile``; :class:`LiveCluster` gives them the same ca
 the very same ``reconcile(cluster, obj)`` code runs live:
 
 * reads come from the informer cache (a miss falls back to a GET, so an object created a moment
-  ago by another client is never taken for absent); webhooks get ``reads="api"``, every read a
-  request, because admission must see what was written just before (a runtime, then its TrainJob);
+  ago by another client is never taken for absent) - of the kinds an informer keeps there; a kind
+  without one (the operator informs only what its controllers declare they read) is read from the
+  API; webhooks get ``reads="api"``, every read a request, because admission must see what was
+  written just before (a runtime, then its TrainJob);
 * ``create`` is a POST (render's create fails on an existing object, and so does this one),
   ``update`` a PUT carrying the object's resourceVersion - spec/metadata to the resource, status
   to its ``/status`` subresource when it has one - and ``delete`` passes the propagation policy
@@ -45,6 +47,8 @@ EVENT_REASON = "ReconcileError"
 #: Deletes :meth:`LiveCluster.delete_all` sends at once (JobSet's deleteJobs: constants.MaxParallelism).
 PARALLEL_DELETES = 50
 EVENT_COMPONENT = "training-conformance-reference"
+#: Kinds read from the API for want of an informer, each logged once.
+_UNINFORMED_LOGGED: set[tuple[str, str]] = set()
 
 
 class Conflict(Exception):
@@ -114,12 +118,25 @@ class LiveCluster:
         """Render's logical clock; real time passes on its own here."""
 
     # ------------------------------------------------------------------ reads
+    def _cached(self, group: str, kind: str) -> bool:
+        """Whether reads of this kind come from the cache (an informer keeps it there)."""
+        if self.reads != "cache" or self.cache is None:
+            return False
+        if self.cache.holds(group, kind):
+            return True
+        if (group, kind) not in _UNINFORMED_LOGGED:
+            _UNINFORMED_LOGGED.add((group, kind))
+            log.warning("no informer for %s (group %r): read from the API - a controller that reads it "
+                        "should name it in its reads", kind, group)
+        return False
+
     def find(self, group: str, kind: str, namespace: str, name: str) -> dict | None:
         key = (group, kind, namespace or "", name)
-        if self.reads == "cache" and self.cache is not None:
-            cached = self.cache.get(key)
-            if cached is not None:
-                return meta.clone(cached)
+        cached = self._cached(group, kind)
+        if cached:
+            found = self.cache.get(key)
+            if found is not None:
+                return meta.clone(found)
         resource = self._resource(group, kind)
         if resource is None:
             return None
@@ -128,7 +145,7 @@ class LiveCluster:
             return None
         found.setdefault("apiVersion", resource.api_version)
         found.setdefault("kind", kind)
-        if self.cache is not None:
+        if cached:
             self.cache.put(meta.clone(found))
         return found
 
@@ -143,7 +160,7 @@ class LiveCluster:
         return meta.clone(found) if found is not None else None
 
     def list(self, group: str, kind: str, namespace: str | None = None, owner: dict | None = None) -> list[dict]:
-        if self.reads == "cache" and self.cache is not None:
+        if self._cached(group, kind):
             if owner is not None:
                 found = [o for o in self.cache.dependents(owner["metadata"].get("uid", ""))
                          if meta.key(o)[:2] == (group, kind) and (namespace is None or meta.key(o)[2] == namespace)]
@@ -235,6 +252,7 @@ class LiveCluster:
         except ApiError as exc:
             raise translate(exc, obj) from None
         if self.cache is not None and isinstance(answer, dict) and answer.get("kind") == obj.get("kind") \
+                and self.cache.holds(meta.group_of(obj.get("apiVersion", "")), obj.get("kind", "")) \
                 and (answer.get("metadata") or {}).get("deletionTimestamp"):
             # Still there, being deleted (graceful, or waiting for finalizers): the next reconcile sees it
             # so - as render's in-place delete - and does not delete it a second time.
@@ -246,7 +264,8 @@ class LiveCluster:
         cached, since the watch may have seen it deleted before the answer arrived, and putting it
         back left a ghost the controllers reconciled for ever (each status write a 404)."""
         self.writes += 1
-        if self.cache is not None:
+        if self.cache is not None and self.cache.holds(meta.group_of(stored.get("apiVersion", "")),
+                                                       stored.get("kind", "")):
             if update:
                 self.cache.refresh(meta.clone(stored))
             else:

@@ -31,7 +31,9 @@ def _rv(obj: dict) -> int | None:
 class Cache:
     """The newest known copy of every watched object. Thread-safe; hands out the stored dicts,
     which callers must not change (the facade copies them). Indexed by kind and namespace, so a
-    lookup costs what it returns, not what the cache holds (a live run keeps thousands of objects)."""
+    lookup costs what it returns, not what the cache holds (a live run keeps thousands of objects).
+    A key enters the kind and namespace indexes when it is first seen and leaves them when it is
+    forgotten, so each index lists its keys in the order first seen: reading one needs no sort."""
 
     def __init__(self):
         self._lock = threading.RLock()
@@ -43,6 +45,8 @@ class Cache:
         self._owner_uids: dict[Key, tuple[str, ...]] = {}
         self._dependents: dict[str, dict[Key, None]] = {}
         self._counter = 0
+        #: (group, kind) an informer keeps here (listed at least once, see :meth:`replace_kind`).
+        self._kinds: set[tuple[str, str]] = set()
 
     def put(self, obj: dict) -> bool:
         """Store ``obj`` unless a newer version is already there (a write-through can be ahead
@@ -108,12 +112,17 @@ class Cache:
         """After a (re)list: store ``objects`` and drop the kind's others; returns the dropped ones."""
         keep = {meta.key(o) for o in objects}
         with self._lock:
+            self._kinds.add((group, kind))
             gone = [self._objects[k] for k in self._by_kind.get((group, kind), {}) if k not in keep]
             for obj in gone:
                 self._forget(meta.key(obj), obj)
             for obj in objects:
                 self.put(obj)
         return gone
+
+    def holds(self, group: str, kind: str) -> bool:
+        """Whether an informer keeps this kind here (what is not here is then not on the server either)."""
+        return (group, kind) in self._kinds
 
     def get(self, k: Key) -> dict | None:
         with self._lock:
@@ -127,16 +136,17 @@ class Cache:
     def list(self, group: str, kind: str, namespace: str | None = None) -> list[dict]:
         """In the order first seen (creation order, as far as a watch can tell)."""
         with self._lock:
-            keys = self._by_kind.get((group, kind), {})
-            if namespace is not None:
-                keys = [k for k in keys if k[2] == namespace]
-            return [self._objects[k] for k in sorted(keys, key=self._seq.__getitem__)]
+            return [self._objects[k] for k in self._by_kind.get((group, kind), {})
+                    if namespace is None or k[2] == namespace]
 
     def in_namespaces(self, namespaces) -> list[dict]:
         """Every object in these namespaces, in the order first seen."""
         with self._lock:
-            keys = [k for ns in namespaces for k in self._by_namespace.get(ns, {})]
-            return [self._objects[k] for k in sorted(keys, key=self._seq.__getitem__)]
+            indexes = [self._by_namespace[ns] for ns in dict.fromkeys(namespaces) if ns in self._by_namespace]
+            if len(indexes) == 1:
+                return [self._objects[k] for k in indexes[0]]
+            keys = sorted((k for index in indexes for k in index), key=self._seq.__getitem__)
+            return [self._objects[k] for k in keys]
 
     def dependents(self, uid: str) -> list[dict]:
         with self._lock:

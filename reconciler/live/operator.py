@@ -2,9 +2,19 @@
 
 :func:`reconciler.new_cluster` wires every suite (Trainer, JobSet, Volcano) into a render
 ``Cluster``; :class:`Operator` takes the controllers, webhooks and mutators from there, so
-render and live run the same objects. It leaves out the controllers that stand in for Kubernetes
-itself - those that watch only built-in kinds (render's Job controller and fake kubelet): on a
-real cluster kube-controller-manager runs Jobs and kwok (or a kubelet) runs Pods.
+render and live run the same objects. It runs only the controllers of the profile's own kinds
+(:func:`runs_live`): not those that stand in for Kubernetes itself - those that watch only built-in
+kinds (render's Job controller and fake kubelet): on a real cluster kube-controller-manager runs
+Jobs and kwok (or a kubelet) runs Pods - nor those of operators the profile does not install (an
+MPIJob or LeaderWorkerSet controller in a JobSet cluster: both watch Pods, so each woke for every
+pod event of a JobSet case to do nothing - 21,000 reconciles and copies of pods in the 1,024-pod
+restart; render's whole table gives the same goldens without them, 1,574 rows checked).
+
+Its informers watch the profile's own kinds and the built-in kinds its controllers watch or read
+(``reads``, :func:`informed_kinds`), as controller-runtime's cache informs only what a manager's
+controllers use: a JobSet operator reads Jobs and Services, never Pods, and decoding every pod
+event of a group restart was most of what its watches cost. A read of a kind without an informer
+goes to the API (:class:`~.facade.LiveCluster`).
 
 Events flow as in controller-runtime: an object's change enqueues it for the controllers that
 watch its kind (``For``) and enqueues its owners for theirs (``Owns``, for any owner reference).
@@ -36,10 +46,29 @@ def builtin_kinds() -> list[tuple[str, str]]:
     return sorted(k for k in builtin.BUILTIN if k != ("v1", "Namespace"))
 
 
-def runs_live(controller) -> bool:
-    """False for stand-ins of Kubernetes' own controllers: they watch built-in kinds only."""
+def served_kinds(profile: Profile) -> set[tuple[str, str]]:
+    """(group, kind) of every custom resource the profile's CRDs serve."""
+    return {(group, kind) for group, _, kind in crd_files.schemas(profile.crd_dirs)}
+
+
+def stands_in_for_kubernetes(controller) -> bool:
+    """Render's stand-ins for Kubernetes' own controllers: they watch built-in kinds only."""
     built_in = {(meta.group_of(api_version), kind) for api_version, kind in builtin.BUILTIN}
-    return any(tuple(gk) not in built_in for gk in controller.watches)
+    return all(tuple(gk) in built_in for gk in controller.watches)
+
+
+def runs_live(controller, served: set[tuple[str, str]]) -> bool:
+    """Whether the live operator of a profile serving ``served`` runs ``controller``: it watches one
+    of those kinds (never a stand-in, which watches built-in kinds only)."""
+    return any(tuple(gk) in served for gk in controller.watches)
+
+
+def informed_kinds(profile: Profile, controllers) -> list[tuple[str, str]]:
+    """(apiVersion, kind) the operator lists and watches: the profile's own kinds, and the built-in
+    kinds ``controllers`` watch or read (their ``reads``)."""
+    used = {tuple(gk) for c in controllers for gk in (*c.watches, *getattr(c, "reads", ()))}
+    return [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(profile.crd_dirs)] + [
+        (api_version, kind) for api_version, kind in builtin_kinds() if (meta.group_of(api_version), kind) in used]
 
 
 def field_manager(controller) -> str:
@@ -55,10 +84,14 @@ class Operator:
         wired = new_cluster(self.profile)
         self.cache = Cache()
         self.cluster = LiveCluster(api, self.profile, cache=self.cache)
-        self.cluster.controllers = [c for c in wired.controllers if runs_live(c)]
+        served = served_kinds(self.profile)
+        self.cluster.controllers = [c for c in wired.controllers if runs_live(c, served)]
         self.cluster.webhooks, self.cluster.mutators = wired.webhooks, wired.mutators
         #: Controllers render runs that Kubernetes runs here instead.
-        self.replaced_by_kubernetes = [type(c).__name__ for c in wired.controllers if not runs_live(c)]
+        self.replaced_by_kubernetes = [type(c).__name__ for c in wired.controllers if stands_in_for_kubernetes(c)]
+        #: Controllers of operators this profile does not install (none of their kinds is served).
+        self.not_installed = [type(c).__name__ for c in wired.controllers
+                              if not runs_live(c, served) and not stands_in_for_kubernetes(c)]
         self.webhook_cluster = LiveCluster(api, self.profile, cache=None, reads="api", field_manager="webhook",
                                            webhooks=wired.webhooks, mutators=wired.mutators)
         self._views = [self.cluster.for_manager(field_manager(c)) for c in self.cluster.controllers]
@@ -106,8 +139,7 @@ class Operator:
             self.webhooks.stop()
 
     def _watched_resources(self):
-        kinds = [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(self.profile.crd_dirs)] + builtin_kinds()
-        for api_version, kind in kinds:
+        for api_version, kind in informed_kinds(self.profile, self.cluster.controllers):
             yield self.api.must_resource(api_version, kind)
 
     # ------------------------------------------------------------------ events → queue

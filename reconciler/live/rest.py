@@ -3,7 +3,8 @@
 The typed API classes turn objects into models (datetimes, snake_case) and back, which loses
 exactly what the harness compares; everything here stays plain JSON dicts. Paths come from API
 discovery (``/api/v1``, ``/apis/<group>/<version>``), so CRD kinds and built-in kinds go through
-the same code. Watches use :class:`kubernetes.watch.Watch` over a raw streaming request.
+the same code. Watches use :class:`kubernetes.watch.Watch` over a raw streaming request, its events
+decoded by orjson (:class:`_Watch`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 from kubernetes import client, config, watch
 
 #: (connect, read) seconds for ordinary requests; watches set their own server-side timeout.
@@ -208,7 +210,7 @@ class Api:
         thread can ``stop()`` it. ``field_selector`` filters on the server (an object leaving the
         selection arrives as DELETED).
         """
-        w = watch.Watch()
+        w = _Watch()
         if stopper is not None:
             stopper.append(w)
 
@@ -237,6 +239,34 @@ class Api:
                 yield {"type": event["type"], "object": event["raw_object"]}
         except client.exceptions.ApiException as exc:  # raised by Watch for ERROR events it parses itself
             raise ApiError(exc.status or 500, None, str(exc.reason)) from None
+
+
+#: Digits as "0", everything else as " ": a run of 19 digits is a number orjson may not keep exact.
+_DIGITS = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+_LONG_NUMBER = b"0" * 19
+
+
+class _Watch(watch.Watch):
+    """:class:`kubernetes.watch.Watch` for raw JSON (no return type, as :meth:`Api.watch` calls it),
+    each event decoded by orjson: decoding was more than half of what the harness's watches cost in a
+    1,024-pod restart (~10,000 pod events of ~7 KB), and orjson takes about half the time of ``json``.
+    ``json`` still decodes what orjson refuses (a lone surrogate) or would change: an integer beyond 64
+    bits, which orjson turns into a float (a custom resource's 1e20 comes as 100000000000000000000),
+    so any event with a run of 19 digits; the result is always what ``json`` gives."""
+
+    def unmarshal_event(self, data, return_type):
+        if return_type or not data or data.isspace() or _long_number(data):
+            return super().unmarshal_event(data, return_type)
+        try:
+            event = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return super().unmarshal_event(data, return_type)
+        event["raw_object"] = event["object"]
+        return event
+
+
+def _long_number(text: str) -> bool:
+    return _LONG_NUMBER in text.encode("utf-8", "replace").translate(_DIGITS)
 
 
 def _refreshing_credentials(path: str) -> bool:

@@ -53,6 +53,8 @@ class LeaderWorkerSetController:
     watches = ((keys.GROUP, keys.KIND), ("", "Pod"), STS)
     #: Owns(StatefulSet), Owns(Service): a write of its ControllerRevisions does not wake an LWS.
     owns = (STS, ("", "Service"))
+    #: Built-in kinds it reads (and creates) besides what it watches: see ``Controller.reads``.
+    reads = (("", "Service"), ("apps", "ControllerRevision"))
 
     def related(self, obj: dict) -> list[tuple[str, str, str, str]]:
         """A StatefulSet labelled with an LWS name wakes that LWS (upstream's ``Watches`` map function)."""

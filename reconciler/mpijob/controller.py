@@ -51,6 +51,8 @@ class MPIJobController:
     # Pods too: a launcher pod belongs to the launcher Job, and upstream's handleObject maps it to the
     # MPIJob that owns that Job (worker pods reach it through their own ownerReference).
     watches = ((keys.GROUP, keys.KIND), ("", "Pod"))
+    #: Built-in kinds it reads (and creates) besides what it watches: see ``Controller.reads``.
+    reads = (("batch", "Job"), ("", "Service"), ("", "ConfigMap"), ("", "Secret"))
 
     @staticmethod
     def related(obj: dict) -> list[tuple[str, str, str, str]]:

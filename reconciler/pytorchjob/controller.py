@@ -147,6 +147,8 @@ def _seconds(stamp: str) -> float:
 
 class PyTorchJobController:
     watches = ((keys.GROUP, keys.KIND),)
+    #: Built-in kinds it reads (and creates) besides what it watches: see ``Controller.reads``.
+    reads = (("", "Pod"), ("", "Service"))
 
     def __init__(self) -> None:
         #: (job UID, replica type) whose phantom pod (``replicas`` < 1, see :func:`slices`) was

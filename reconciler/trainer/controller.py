@@ -30,6 +30,8 @@ def _creation_failed(cluster, trainjob: dict, error: str) -> None:
 
 class TrainJobController:
     watches = ((GROUP, "TrainJob"),)
+    #: Built-in kinds it reads (and creates) besides what it watches: see ``Controller.reads``.
+    reads = (("", "ConfigMap"), ("", "Secret"))
 
     def reconcile(self, cluster, trainjob: dict) -> None:
         md = trainjob["metadata"]

@@ -88,6 +88,8 @@ def _view(pod: dict) -> PodView:
 
 class JobController:
     watches = ((keys.GROUP, "Job"),)
+    #: Built-in kinds it reads (and creates) besides what it watches: see ``Controller.reads``.
+    reads = (("", "Pod"), ("", "Service"), ("", "ConfigMap"), ("networking.k8s.io", "NetworkPolicy"))
 
     def __init__(self) -> None:
         self._seen: dict[str, Seen] = {}
