@@ -454,6 +454,12 @@ def test_foreground_deletion_is_steady_only_while_a_blocking_dependent_is_left()
     revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {
         "name": "w-5db56dbff5", "namespace": "ns", "ownerReferences": [{"uid": "w-uid", "blockOwnerDeletion": True}]}}
     assert reasons_not_steady([owner, worker, held, revision]) == []
+    # Any other blocking dependent not deleted yet: the collector has still to reach it (a JobSet
+    # deleted in Foreground, its Jobs not yet marked - seen live under load).
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "j", "namespace": "ns", "uid": "j-uid", "ownerReferences": [{"uid": "lead-uid", "blockOwnerDeletion": True}]},
+        "spec": {}, "status": {}}
+    assert any("ns/lead-0 is being deleted" in r for r in reasons_not_steady([owner, worker, held, job]))
 
 
 LWS_KEY = "leaderworkerset.sigs.k8s.io/"

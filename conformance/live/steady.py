@@ -233,17 +233,19 @@ def _reasons_not_steady(objects: list[dict], status_too: bool):
     waiting_on: dict | None = None
 
     def blocked(uid) -> bool:
-        # Owners with a dependent that blocks their deletion, none of them a Pod not being deleted
-        # yet - asked only of the few deleted objects whose finalizers make it matter, so a
-        # restart's thousand deleted pods need no pass for it. A blocking Pod the garbage collector
-        # has not deleted yet means the owner is still changing, not waiting (a Job in foreground
-        # deletion, its pods still running). Other dependents are not waited for: a StatefulSet
-        # controller writes its ControllerRevisions again while the set waits for a held pod.
+        # Owners with a dependent that blocks their deletion, none of them left undeleted yet -
+        # asked only of the few deleted objects whose finalizers make it matter, so a restart's
+        # thousand deleted pods need no pass for it. A blocking dependent the garbage collector has
+        # not deleted yet means the owner is still changing, not waiting (a Job in foreground
+        # deletion, its pods still running; a JobSet deleted in Foreground whose Jobs the collector
+        # has not reached yet - seen live under load). ControllerRevisions are not waited for: a
+        # StatefulSet controller writes them again while the set waits for a held pod.
         nonlocal waiting_on
         if waiting_on is None:
             waiting_on = {}
             for o in objects:
-                pending = o.get("kind") == "Pod" and not (o.get("metadata") or {}).get("deletionTimestamp")
+                pending = (o.get("kind") != "ControllerRevision"
+                           and not (o.get("metadata") or {}).get("deletionTimestamp"))
                 for r in (o.get("metadata") or {}).get("ownerReferences") or []:
                     if r.get("blockOwnerDeletion"):
                         waiting_on[r.get("uid")] = waiting_on.get(r.get("uid"), True) and not pending
