@@ -70,7 +70,9 @@ def _update(cluster: Cluster, update: dict, outcome: Outcome):
     """A client's JSON Patch of a stored object, admitted as an UPDATE; a refusal comes back as a
     ``reconciler.Rejected`` (recorded like a create's), a missing object as an error of the case."""
     group = meta.group_of(update["apiVersion"])
-    stored = cluster.find(group, update["kind"], update.get("namespace", "default"), update["name"])
+    # A cluster-scoped kind is stored without a namespace (as the live backend's update finds it).
+    stored = cluster.find(group, update["kind"], update.get("namespace", "default"), update["name"]) or cluster.find(
+        group, update["kind"], "", update["name"])
     if stored is None:
         outcome.input_errors.append(f"update: {update['kind']} {update.get('namespace', 'default')}/"
                                     f"{update['name']} does not exist")

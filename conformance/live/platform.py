@@ -33,6 +33,9 @@ resources                          ``requests`` copied from ``limits`` (defaulti
                                    quantity's spelling: the apiserver re-serializes built-in
                                    objects' quantities canonically (``2.5`` → ``2500m``); the
                                    template's spelling is kept when the values are equal
+quantities elsewhere               ``emptyDir.sizeLimit`` and ``resourceFieldRef.divisor``
+                                   re-spelled the same way; ``divisor: '0'`` (a non-pointer
+                                   Quantity) dropped where the template has none
 container                          ``terminationMessagePath: /dev/termination-log``,
                                    ``terminationMessagePolicy: File``, ``resources: {}``,
                                    ``imagePullPolicy`` (``Always`` for ``:latest`` or no tag,
@@ -236,6 +239,9 @@ def _strip_pod_spec(spec: dict | None, source: dict, pod: bool, extra: dict | No
             source_volume = meta.find_named(source.get("volumes"), volume.get("name")) or {}
             if kind in volume:
                 _drop_default(volume[kind], source_volume.get(kind) or {}, "defaultMode", 420)
+        if isinstance(volume.get("emptyDir"), dict):  # sizeLimit: a quantity, re-spelled canonically
+            source_volume = meta.find_named(source.get("volumes"), volume.get("name")) or {}
+            respell(volume["emptyDir"], {k: v for k, v in (source_volume.get("emptyDir") or {}).items() if k == "sizeLimit"})
     for key in ("initContainers", "containers"):
         for container in spec.get(key, []):
             source_container = meta.find_named(source.get(key), container.get("name")) or {}
@@ -290,6 +296,12 @@ def _strip_container(container: dict, source: dict, sa_volumes: set[str]) -> Non
         source_env = meta.find_named(source.get("env"), env.get("name")) or {}
         if field_ref is not None:
             _drop_default(field_ref, ((source_env.get("valueFrom") or {}).get("fieldRef") or {}), "apiVersion", "v1")
+        resource_ref = (env.get("valueFrom") or {}).get("resourceFieldRef")
+        if isinstance(resource_ref, dict):
+            # divisor is a non-pointer Quantity: "0" when not set, and re-spelled canonically.
+            source_ref = (source_env.get("valueFrom") or {}).get("resourceFieldRef") or {}
+            _drop_default(resource_ref, source_ref, "divisor", "0")
+            respell(resource_ref, {k: v for k, v in source_ref.items() if k == "divisor"})
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         if isinstance(container.get(probe), dict):
             for key, value in _PROBE_DEFAULTS.items():

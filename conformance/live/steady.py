@@ -253,7 +253,8 @@ def _reasons_not_steady(objects: list[dict], status_too: bool):
 
     for obj in objects:
         md = obj.get("metadata") or {}
-        if md.get("deletionTimestamp") and not _held(obj, lambda: blocked(md.get("uid"))):
+        if md.get("deletionTimestamp") and not _held(obj, lambda: blocked(md.get("uid"))) \
+                and not _runtime_in_use(obj, objects):
             yield f"{meta.describe(obj)} is being deleted"
         if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
             for ref in md.get("ownerReferences", []):
@@ -654,6 +655,19 @@ def _jobset_behind(jobset: dict, jobs: list[dict]) -> str | None:
 def _finished(job: dict) -> bool:
     return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                for c in (job.get("status") or {}).get("conditions") or [])
+
+
+def _runtime_in_use(obj: dict, objects: list[dict]) -> bool:
+    """A TrainingRuntime being deleted that Trainer v2.0-v2.2 rightly keeps: its only finalizer is
+    ``resource-in-use`` and a TrainJob of its namespace still refers to it (a ClusterTrainingRuntime
+    is no case namespace's object, so it is never judged here)."""
+    md = obj["metadata"]
+    if obj.get("kind") != "TrainingRuntime" or (md.get("finalizers") or []) != [IN_USE_FINALIZER]:
+        return False
+    return any(o.get("kind") == "TrainJob" and (o.get("metadata") or {}).get("namespace") == md.get("namespace")
+               and ((o.get("spec") or {}).get("runtimeRef") or {}).get("kind") == "TrainingRuntime"
+               and ((o.get("spec") or {}).get("runtimeRef") or {}).get("name") == md.get("name")
+               for o in objects)
 
 
 def _held(obj: dict, has_blocking_dependents) -> bool:

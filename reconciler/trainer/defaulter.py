@@ -16,8 +16,8 @@ What the webhook then defaults (v2.3 stamps ``runtimePatches[].time`` on create)
 
 from __future__ import annotations
 
-from .. import crds
-from ..errors import FieldError, Rejection
+from .. import crds, meta
+from ..errors import Rejection, plain
 from ..gotypes import go_number
 
 WEBHOOK = "defaulter.trainjob.trainer.kubeflow.org"
@@ -100,12 +100,9 @@ def _scalar(value, schema: dict, path: str, structs: dict[str, str]) -> str | No
 
 
 def default_trainjob(trainjob: dict, cluster) -> None:
-    """Mutating admission of a TrainJob: refuse what Trainer's Go types cannot decode."""
-    version = trainjob.get("apiVersion", "").split("/")[-1]
-    served = crds.schemas(cluster.profile.crd_dirs).get((GROUP, version, "TrainJob"))
-    if served is None:
-        return
-    message = decode_error(trainjob, served[0])
+    """Mutating admission of a TrainJob: refuse what Trainer's Go types cannot decode. (The apiserver
+    calls it only for a TrainJob of a version it serves; a webhook's denial names no object.)"""
+    schema, _ = crds.schemas(cluster.profile.crd_dirs)[(GROUP, trainjob["apiVersion"].rpartition("/")[2], "TrainJob")]
+    message = decode_error(trainjob, schema)
     if message:
-        ref = f'TrainJob.{GROUP} "{trainjob.get("metadata", {}).get("name", "")}"'
-        raise BadRequest("webhook", ref, [FieldError("", "", message)], webhook=WEBHOOK)
+        raise BadRequest("webhook", meta.ref(trainjob), [plain(message)], webhook=WEBHOOK)

@@ -46,9 +46,7 @@ def _reads_as_non_string(s: str) -> bool:
         if _TIMESTAMP.fullmatch(s):
             return True
         plain = s.replace("_", "")
-        if _GO_INT.fullmatch(plain) or _YAML_FLOAT.fullmatch(plain):
-            return True
-        if re.fullmatch(r"-?0b[01]+", plain):
+        if _GO_INT.fullmatch(plain) or _YAML_FLOAT.fullmatch(plain):  # _GO_INT covers go-yaml's "0b"/"-0b" too
             return True
         return bool(_BASE60_FLOAT.fullmatch(s))
     return False
@@ -96,44 +94,46 @@ class _Resolver(yaml.resolver.BaseResolver):
 
 
 class _Dumper(yaml.emitter.Emitter, yaml.serializer.Serializer, yaml.representer.BaseRepresenter, _Resolver):
+    # The emitter's defaults are go-yaml's: indent 2, lines folded past column 80. The representer's
+    # default_flow_style/sort_keys are never read: the representers below build every node themselves.
     def __init__(self, stream, **kwargs):
-        yaml.emitter.Emitter.__init__(self, stream, indent=2, width=80, allow_unicode=True)
+        yaml.emitter.Emitter.__init__(self, stream, allow_unicode=True)
         yaml.serializer.Serializer.__init__(self)
-        yaml.representer.BaseRepresenter.__init__(self, default_flow_style=False, sort_keys=False)
+        yaml.representer.BaseRepresenter.__init__(self)
         _Resolver.__init__(self)
 
 
-def _scalar(dumper, text: str, style: str | None = None):
+def _scalar(text: str, style: str | None = None):
     return yaml.ScalarNode("tag:yaml.org,2002:str", text, style=style)
 
 
 def _represent_str(dumper, value: str):
     if "\n" in value:
-        return _scalar(dumper, value, "|")
-    return _scalar(dumper, value, '"' if _reads_as_non_string(value) else None)
+        return _scalar(value, "|")
+    return _scalar(value, '"' if _reads_as_non_string(value) else None)
 
 
+# Block style; an empty map or list comes out as {} / [] (PyYAML's emitter writes an empty collection
+# in flow style whatever its node says, as go-yaml does).
 def _represent_dict(dumper, value: dict):
     items = sorted(value.items(), key=lambda kv: _KEY_ORDER(kv[0]))
     return yaml.MappingNode("tag:yaml.org,2002:map",
-                            [(dumper.represent_data(k), dumper.represent_data(v)) for k, v in items],
-                            flow_style=None if value else True)
+                            [(dumper.represent_data(k), dumper.represent_data(v)) for k, v in items])
 
 
 def _represent_list(dumper, value: list):
-    return yaml.SequenceNode("tag:yaml.org,2002:seq", [dumper.represent_data(v) for v in value],
-                             flow_style=None if value else True)
+    return yaml.SequenceNode("tag:yaml.org,2002:seq", [dumper.represent_data(v) for v in value])
 
 
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(dict, _represent_dict)
 _Dumper.add_representer(list, _represent_list)
-_Dumper.add_representer(bool, lambda d, v: _scalar(d, "true" if v else "false"))
-_Dumper.add_representer(int, lambda d, v: _scalar(d, str(v)))
+_Dumper.add_representer(bool, lambda d, v: _scalar("true" if v else "false"))
+_Dumper.add_representer(int, lambda d, v: _scalar(str(v)))
 # A float only reaches here from a field the runtime's schema leaves open; Go prints float64 with
 # strconv.FormatFloat(f, 'g', -1, 64) (2.5, 1e+30), which Python's repr matches for finite values.
-_Dumper.add_representer(float, lambda d, v: _scalar(d, repr(v)))
-_Dumper.add_representer(type(None), lambda d, v: _scalar(d, "null"))
+_Dumper.add_representer(float, lambda d, v: _scalar(repr(v)))
+_Dumper.add_representer(type(None), lambda d, v: _scalar("null"))
 
 
 def dump(value) -> str:

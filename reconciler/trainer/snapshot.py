@@ -25,6 +25,15 @@ class SnapshotError(Exception):
     pass
 
 
+#: JSON kinds of a YAML document that is not a mapping (a timestamp goes to JSON as a string).
+_JSON_KIND = {list: "array", bool: "bool", int: "number", float: "number"}
+
+
+def _runtime_type(ref: dict) -> str:
+    """The Go type the snapshot is decoded into: the runtime registered for the runtimeRef's kind."""
+    return "ClusterTrainingRuntime" if ref.get("kind") == "ClusterTrainingRuntime" else "TrainingRuntime"
+
+
 def name_for(trainjob: dict) -> str:
     return trainjob["metadata"]["name"] + SUFFIX
 
@@ -50,14 +59,21 @@ def read(cm: dict, trainjob: dict) -> dict:
     text = (cm.get("data") or {}).get(DATA_KEY)
     if text is None:
         raise SnapshotError(f'invalid runtime snapshot: snapshot ConfigMap missing "{DATA_KEY}" data key')
+    ref = trainjob["spec"]["runtimeRef"]
     try:
         runtime = yaml.safe_load(text)
-        if not isinstance(runtime, dict):
-            raise ValueError(f"not an object: {type(runtime).__name__}")
-    except (yaml.YAMLError, ValueError) as exc:
+    except yaml.YAMLError as exc:  # (the wording of a syntax error is PyYAML's here, go-yaml's upstream)
         raise SnapshotError(f"invalid runtime snapshot: unable to unmarshal the snapshot: {exc}") from None
-    ref = trainjob["spec"]["runtimeRef"]
-    group = (runtime.get("apiVersion") or "").split("/")[0] if "/" in (runtime.get("apiVersion") or "") else ""
+    if runtime is None:
+        runtime = {}  # an empty or null document decodes to the zero runtime, which the checks below refuse
+    if not isinstance(runtime, dict):
+        # encoding/json's UnmarshalTypeError for the top-level value (sigs.k8s.io/yaml wraps it twice).
+        raise SnapshotError("invalid runtime snapshot: unable to unmarshal the snapshot: error unmarshaling JSON: while "
+                            f"decoding JSON: json: cannot unmarshal {_JSON_KIND.get(type(runtime), 'string')} into Go "
+                            f"value of type v1alpha1.{_runtime_type(ref)}")
+    # schema.ParseGroupVersion: "<group>/<version>", or a version alone; anything else leaves the group empty.
+    parts = (runtime.get("apiVersion") or "").split("/")
+    group = parts[0] if len(parts) == 2 else ""
     kind, name = runtime.get("kind", ""), (runtime.get("metadata") or {}).get("name", "")
     if ((ref.get("kind") is not None and kind != ref["kind"]) or (ref.get("apiGroup") is not None and group != ref["apiGroup"])
             or name != ref["name"]):
