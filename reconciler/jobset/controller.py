@@ -140,9 +140,10 @@ class JobSetController:
         children = ChildJobs()
         for job in cluster.list("batch", "Job", jobset["metadata"].get("namespace"), owner=jobset):
             label = meta.labels(job).get(RESTART_ATTEMPT, "")
-            if not label.lstrip("-").isdigit():
-                # Upstream logs this and gives up on the whole reconcile.
-                cluster.record_error(jobset, f"invalid value for label {RESTART_ATTEMPT}, must be integer")
+            if not label.isdigit():
+                # Upstream's strconv.Atoi fails (a label value starts with a letter or digit, so there is
+                # no sign to parse): it logs the error and returns it, so the whole reconcile stops before
+                # anything is written, and no Event says why - nothing a client can see.
                 return None
             if int(label) < restarts:
                 children.previous.append(job)
