@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+#: Volcano's validatejob lists the allowed lifecycle-policy events and actions by ranging over Go maps
+#: (getValidEvents / getValidActions, pkg/webhooks/admission/jobs/validate/util.go), so their order
+#: changes from one denial to the next: a rejection message keeps each such list sorted.
+_GO_MAP_LISTS = re.compile(r"(valid (?:events|actions) are \[)([^\]]*)(\])")
+
+
+def sorted_go_map_lists(message: str) -> str:
+    """``message`` with the items of each ``valid events are [...]`` / ``valid actions are [...]`` sorted."""
+    return _GO_MAP_LISTS.sub(lambda m: m[1] + " ".join(sorted(m[2].split())) + m[3], message)
 
 
 @dataclass
@@ -15,6 +26,9 @@ class RejectionRecord:
     message: str
     #: Field errors when the backend knows them (render does; live parses the Status details).
     errors: list[dict] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.message = sorted_go_map_lists(self.message)
 
     def describe(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""

@@ -109,9 +109,21 @@ def default(obj: dict) -> dict:
         # The pod strategy's PrepareForCreate: a new Pod's status is phase Pending, whatever was sent.
         obj["status"] = {"phase": "Pending"}
         _admit_priority(obj.get("spec"))
+        _default_host_network_ports(obj.get("spec"))
     elif kind == "StatefulSet":
         _default_statefulset(obj)
     return obj
+
+
+def _default_host_network_ports(spec) -> None:
+    """SetDefaults_Pod (pkg/apis/core/v1/defaults.go, defaultHostNetworkPorts): in a hostNetwork Pod every
+    container and init container port without a hostPort gets its containerPort as hostPort."""
+    if not isinstance(spec, dict) or not spec.get("hostNetwork"):
+        return
+    for container in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        for port in (container.get("ports") or []) if isinstance(container, dict) else []:
+            if isinstance(port, dict) and not port.get("hostPort"):
+                port["hostPort"] = port.get("containerPort")
 
 
 #: The two PriorityClasses every cluster has (pkg/apis/scheduling/types.go: SystemCriticalPriority

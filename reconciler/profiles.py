@@ -90,6 +90,13 @@ class Profile:
     #: Volcano's job webhook accepts the PodPending event and the RestartPod action in policies (#3813,
     #: v1.11.0); before, they are "invalid policy event" / "invalid policy action".
     volcano_pod_pending_policies: bool = False
+    #: Volcano's job webhook looks the Job's queue up in its informer's lister (volcano-sh/volcano#3743, hierarchical
+    #: queues, v1.11.0), whose NotFound names the resource "queue.scheduling.volcano.sh"; before, an API Get, whose
+    #: NotFound from kube-apiserver names it "queues.scheduling.volcano.sh".
+    volcano_queue_lister: bool = False
+    #: Volcano's createJobPod gives a pod the Job's spec.priorityClassName when its template has none
+    #: (volcano-sh/volcano#3739, v1.11.0); before, only schedulerName comes from the Job.
+    volcano_pod_priority_from_job: bool = False
     #: PyTorchJob runPolicy.managedBy: the CRD field, the webhook's allowed values and the controller
     #: skipping jobs managed elsewhere (kubeflow/training-operator#2203, v1.9.0); before, the field is pruned.
     pytorchjob_managed_by: bool = False
@@ -154,7 +161,8 @@ DEFAULT_PROFILE = TRAINER_V2_3.name
 # extended behaviour there (only master/worker pods), which its table's extended rows assert.
 VOLCANO_V1_10 = Profile(name="volcano-v1.10", suite="volcano", version=(1, 10), crd_dirs=("volcano",),
                         volcano_plugins_as_upstream=True)
-_VOLCANO_3813 = dict(volcano_restart_targets=True, volcano_restarting_syncs=True, volcano_pod_pending_policies=True)
+_VOLCANO_3813 = dict(volcano_restart_targets=True, volcano_restarting_syncs=True, volcano_pod_pending_policies=True,
+                     volcano_queue_lister=True, volcano_pod_priority_from_job=True)  # and #3743, #3739 (v1.11.0 too)
 VOLCANO_V1_11 = Profile(name="volcano-v1.11", suite="volcano", version=(1, 11), crd_dirs=("volcano",),
                         volcano_plugins_as_upstream=True, **_VOLCANO_3813)
 VOLCANO_V1_12 = Profile(name="volcano-v1.12", suite="volcano", version=(1, 12), crd_dirs=("volcano",),

@@ -25,7 +25,7 @@ def pod_name(job: dict, task_name: str, index: int) -> str:
     return f"{job['metadata']['name']}-{task_name}-{index}"
 
 
-def create_job_pod(job: dict, task: dict, index: int) -> dict:
+def create_job_pod(job: dict, task: dict, index: int, profile) -> dict:
     template = copy.deepcopy(task.get("template") or {})
     job_md, status = job["metadata"], job.get("status") or {}
     task_name = task["name"] or keys.DEFAULT_TASK_SPEC
@@ -34,7 +34,8 @@ def create_job_pod(job: dict, task: dict, index: int) -> dict:
     spec = template.get("spec") or {}
     if not spec.get("schedulerName") and job["spec"].get("schedulerName"):
         spec["schedulerName"] = job["spec"]["schedulerName"]
-    if not spec.get("priorityClassName") and job["spec"].get("priorityClassName"):
+    if profile.volcano_pod_priority_from_job and not spec.get("priorityClassName") \
+            and job["spec"].get("priorityClassName"):
         spec["priorityClassName"] = job["spec"]["priorityClassName"]
     queue = job["spec"].get("queue", "")
     annotations.update({

@@ -182,7 +182,10 @@ def _create_message(job: dict, profile) -> str:
             msg += f" unable to find job plugin: {plugin};"
     queue = spec.get("queue", "")
     if queue not in KNOWN_QUEUES:
-        msg += f' unable to find job queue: queue.scheduling.volcano.sh "{queue}" not found;'
+        # v1.11+ reads the lister (NotFound of Resource("queue")); v1.10 an API Get (kube-apiserver's NotFound
+        # names the plural resource).
+        resource = "queue" if profile.volcano_queue_lister else "queues"
+        msg += f' unable to find job queue: {resource}.scheduling.volcano.sh "{queue}" not found;'
     return msg
 
 
