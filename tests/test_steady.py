@@ -68,6 +68,15 @@ def test_jobset_whose_ready_count_lags_its_jobs_is_not_steady():
     assert _jobset_reasons([_jobset(ready=2)] + jobs) == []
 
 
+def test_jobset_with_a_job_whose_restart_attempt_is_no_integer_is_steady_as_it_stands():
+    # getChildJobs returns strconv.Atoi's error before the reconcile acts: the status is not written.
+    jobs = [_job("js-workers-0", 2), _job("js-workers-1", 2)]
+    for label, steady in (("x", True), ("", True), ("1.0", True), ("9223372036854775808", True),
+                          ("+0", False), ("-1", False), ("007", False)):
+        jobs[1]["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] = label
+        assert (_jobset_reasons([_jobset(ready=0)] + jobs) == []) is steady, label
+
+
 def test_jobset_ready_counts_only_unfinished_jobs_of_the_current_attempt():
     jobs = [_job("js-workers-0", 2, attempt=0),                      # previous attempt
             _job("js-workers-1", 1, attempt=1),                      # 1 of 2 pods ready

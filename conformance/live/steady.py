@@ -629,11 +629,19 @@ def _jobset_behind(jobset: dict, jobs: list[dict]) -> str | None:
     """A running JobSet whose ``replicatedJobsStatus[].ready`` disagrees with its current Jobs:
     JobSet counts a Job ready when ready + succeeded pods reach min(parallelism, completions), among
     the unfinished Jobs of the current restart attempt. A busy operator can take longer than the
-    quiet window to write that."""
+    quiet window to write that. A child Job whose ``restart-attempt`` label is no integer stops every
+    reconcile of its JobSet (getChildJobs returns strconv.Atoi's error before acting): the status
+    stays as it was, rightly."""
     status = jobset.get("status") or {}
     if jobset["metadata"].get("deletionTimestamp") or status.get("terminalState") or "replicatedJobsStatus" not in status:
         return None
     uid, attempt = jobset["metadata"].get("uid"), str(status.get("restarts", 0))
+    for job in jobs:
+        md = job["metadata"]
+        label = (md.get("labels") or {}).get("jobset.sigs.k8s.io/restart-attempt")
+        if label is not None and not _go_atoi_ok(label) and any(
+                ref.get("uid") == uid for ref in md.get("ownerReferences") or []):
+            return None
     for entry in status["replicatedJobsStatus"]:
         ready = 0
         for job in jobs:
@@ -650,6 +658,12 @@ def _jobset_behind(jobset: dict, jobs: list[dict]) -> str | None:
         if entry.get("ready", 0) != ready:
             return f"replicatedJobsStatus {entry.get('name')} ready {entry.get('ready', 0)} but {ready} ready Job(s)"
     return None
+
+
+def _go_atoi_ok(text: str) -> bool:
+    """Whether Go's strconv.Atoi reads ``text``: an optional sign and decimal digits, within int64."""
+    digits = text[1:] if text[:1] in "+-" else text
+    return digits.isascii() and digits.isdigit() and -(2 ** 63) <= int(text) < 2 ** 63
 
 
 def _finished(job: dict) -> bool:

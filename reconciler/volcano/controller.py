@@ -56,6 +56,7 @@ class PodView:
     restarts: int
     exit_code: int
     out_of_sync: bool
+    deleting: bool = False
 
 
 @dataclass
@@ -83,7 +84,7 @@ def _view(pod: dict) -> PodView:
     return PodView(uid=md["uid"], name=md["name"], rv=md.get("resourceVersion", ""), phase=pod_phase(pod),
                    task=annotations.get(keys.TASK_SPEC, ""), version=version,
                    restarts=sum(s.get("restartCount", 0) for s in statuses), exit_code=terminated.get("exitCode", 0),
-                   out_of_sync=OUT_OF_SYNC_KEY in annotations)
+                   out_of_sync=OUT_OF_SYNC_KEY in annotations, deleting=bool(md.get("deletionTimestamp")))
 
 
 class JobController:
@@ -150,7 +151,14 @@ class JobController:
             if old is None:
                 requests.append(_request(keys.OUT_OF_SYNC if new.out_of_sync else keys.POD_PENDING, new))
                 continue
-            event = keys.OUT_OF_SYNC if new.out_of_sync else self._update_event(job, old, new, cache)
+            if new.out_of_sync:
+                event = keys.OUT_OF_SYNC
+            elif new.deleting:
+                # updatePod hands a pod that is being deleted to deletePod (job_controller_handler.go, v1.10.0-v1.12):
+                # PodEvicted, whatever its phase now says, and no exit code.
+                event = keys.POD_EVICTED
+            else:
+                event = self._update_event(job, old, new, cache)
             requests.append(_request(event, new))
         return [r for r in requests if r is not None]
 
