@@ -196,11 +196,14 @@ class JobSetController:
         name, ns = subdomain(jobset), jobset["metadata"].get("namespace")
         if cluster.find("", "Service", ns, name) is not None:
             return
+        spec = {"clusterIP": "None", "selector": {JOBSET_NAME: jobset["metadata"]["name"]}}
+        # Service's publishNotReadyAddresses is omitempty: the apiserver never stores a false one.
+        if jobset["spec"]["network"].get("publishNotReadyAddresses"):
+            spec["publishNotReadyAddresses"] = True
         cluster.create({
             "apiVersion": "v1", "kind": "Service",
             "metadata": {"name": name, "namespace": ns, "ownerReferences": [meta.controller_ref(jobset)]},
-            "spec": {"clusterIP": "None", "selector": {JOBSET_NAME: jobset["metadata"]["name"]},
-                     "publishNotReadyAddresses": bool(jobset["spec"]["network"].get("publishNotReadyAddresses"))},
+            "spec": spec,
         })
 
     def _create_missing_jobs(self, cluster, jobset: dict, children: ChildJobs, restarts: int) -> bool:
