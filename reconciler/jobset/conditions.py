@@ -26,7 +26,11 @@ RESTARTING_JOBSET_FAILED = ("JobSetFailed", "jobset failed")
 # Upstream reuses the completion message for this reason.
 RESTARTING_JOBSET_COMPLETED = ("JobSetCompleted", "jobset completed successfully")
 
-_EXCLUSIVE = {frozenset({"StartupPolicyInProgress", "StartupPolicyCompleted"})}
+STARTUP_IN_PROGRESS, STARTUP_COMPLETED = "StartupPolicyInProgress", "StartupPolicyCompleted"
+IN_ORDER_IN_PROGRESS = ("InOrderStartupPolicyInProgress", "in order startup policy is in progress")
+IN_ORDER_COMPLETED = ("InOrderStartupPolicyCompleted", "in order startup policy has completed")
+
+_EXCLUSIVE = {frozenset({STARTUP_IN_PROGRESS, STARTUP_COMPLETED})}
 
 
 def with_first_failed_job(message: str, job_name: str) -> str:

@@ -5,7 +5,8 @@ the jobset.sigs.k8s.io keys go on the Job and its pod template as labels *and* a
 and the group keys since v0.9, profile switches ``jobset_uid_keys``, ``jobset_group_labels``);
 ``restart-attempt`` is ``status.restarts`` when the Job was created; pod subdomain is
 ``network.subdomain`` or the JobSet name; ``dependsOn`` holds a replicatedJob back until its
-dependencies are Ready/Complete.
+dependencies are Ready/Complete (later replicatedJobs are still created); ``startupPolicy`` InOrder
+creates one replicatedJob at a time, with conditions ``StartupPolicyInProgress``/``Completed``.
 
 Reconcile order (upstream's, order matters): bucket the child Jobs - ``restart-attempt`` below
 ``status.restarts`` → previous, else by condition failed / successful / active; recompute
@@ -13,9 +14,10 @@ Reconcile order (upstream's, order matters): bucket the child Jobs - ``restart-a
 delete the previous Jobs (``Foreground``, so a Job goes only after its pods); all Jobs ready →
 ``RestartingJobSet=False``; any failed Job → failure policy, stop; successful Jobs → success
 policy; then Service and the missing Jobs - none at all while a previous Job exists under
-``BlockingRecreate``, never a name that still exists in any bucket, and no later replicatedJob once
-one's creation failed. The status is written once, at the end, and not at all when upstream's reconcile
-returns an error (a failed Job creation, a failure-policy error, a bad restart-attempt label).
+``BlockingRecreate``, never a name that still exists in any bucket, no later replicatedJob once
+one's creation failed or, InOrder, while an earlier one has not started. The status is written
+once, at the end, and not at all when upstream's reconcile returns an error (a failed Job creation,
+a failure-policy error, a bad restart-attempt label).
 """
 
 from __future__ import annotations
@@ -132,7 +134,7 @@ class JobSetController:
             return True
         if (jobset["spec"].get("network") or {}).get("enableDNSHostnames"):
             self._ensure_service(cluster, jobset)
-        return self._create_missing_jobs(cluster, jobset, children, status["restarts"])
+        return self._create_missing_jobs(cluster, jobset, children, status, now)
 
     # ------------------------------------------------------------------ status
     @staticmethod
@@ -198,34 +200,53 @@ class JobSetController:
         name, ns = subdomain(jobset), jobset["metadata"].get("namespace")
         if cluster.find("", "Service", ns, name) is not None:
             return
+        spec = {"clusterIP": "None", "selector": {JOBSET_NAME: jobset["metadata"]["name"]}}
+        # Service's publishNotReadyAddresses is omitempty: the apiserver never stores a false one.
+        if jobset["spec"]["network"].get("publishNotReadyAddresses"):
+            spec["publishNotReadyAddresses"] = True
         cluster.create({
             "apiVersion": "v1", "kind": "Service",
             "metadata": {"name": name, "namespace": ns, "ownerReferences": [meta.controller_ref(jobset)]},
-            "spec": {"clusterIP": "None", "selector": {JOBSET_NAME: jobset["metadata"]["name"]},
-                     "publishNotReadyAddresses": bool(jobset["spec"]["network"].get("publishNotReadyAddresses"))},
+            "spec": spec,
         })
 
-    def _create_missing_jobs(self, cluster, jobset: dict, children: ChildJobs, restarts: int) -> bool:
-        """Create the missing Jobs, replicatedJob by replicatedJob; stop after one whose creation failed
-        (upstream returns that error, so later replicatedJobs wait). False on a failure."""
+    def _create_missing_jobs(self, cluster, jobset: dict, children: ChildJobs, status: dict, now: str) -> bool:
+        """Upstream's reconcileReplicatedJobs: replicatedJob by replicatedJob, create its missing Jobs; stop
+        after one whose creation failed (upstream returns that error, so later replicatedJobs wait). False
+        on a failure.
+
+        A replicatedJob whose dependsOn is not reached yet is skipped, the later ones are still looked at
+        (dependencyReachedStatus, on the counts of this reconcile's replicatedJobsStatus: Ready = ready +
+        failed + succeeded Jobs, Complete = succeeded Jobs, each equal to the dependency's replicas). With
+        startupPolicy InOrder (unless suspended) a replicatedJob whose Jobs have all started (ready + failed +
+        succeeded = replicas) is passed over; the first one that has not gets its Jobs, condition
+        StartupPolicyInProgress, and the reconcile stops there; once all have started,
+        StartupPolicyCompleted."""
         policy = jobset["spec"].get("failurePolicy") or {}
-        if children.previous and policy.get("restartStrategy") == "BlockingRecreate":
-            return True  # every Job of the previous attempt must be gone first
+        # constructJobsFromTemplate: no Job at all while a previous Job exists under BlockingRecreate.
+        blocked = bool(children.previous) and policy.get("restartStrategy") == "BlockingRecreate"
         existing = {j["metadata"]["name"] for j in children.current + children.previous}
-        by_rj: dict[str, list[dict]] = {}
-        for j in children.current:
-            by_rj.setdefault(meta.labels(j).get(REPLICATED_JOB_NAME), []).append(j)
-        in_order = (jobset["spec"].get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder"
+        counts = {rs["name"]: rs for rs in status["replicatedJobsStatus"]}
+        in_order = (not jobset["spec"].get("suspend")
+                    and (jobset["spec"].get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder")
+        replicas_so_far: dict[str, int] = {}
         global_index = 0
-        total = sum(rj.get("replicas", 1) for rj in jobset["spec"].get("replicatedJobs", []))
-        for position, rj in enumerate(jobset["spec"].get("replicatedJobs", [])):
-            if not self._dependencies_met(jobset, rj, position, in_order, by_rj):
-                return True  # later replicatedJobs wait too, as upstream creates them in order
+        rjobs = jobset["spec"].get("replicatedJobs", [])
+        total = sum(rj.get("replicas", 1) for rj in rjobs)
+        for rj in rjobs:
+            first_global, global_index = global_index, global_index + rj.get("replicas", 1)
+            replicas_so_far[rj["name"]] = rj.get("replicas", 1)
+            if not self._dependencies_met(rj, replicas_so_far, counts):
+                continue
+            mine = counts[rj["name"]]
+            if in_order and mine["ready"] + mine["failed"] + mine["succeeded"] == rj.get("replicas", 1):
+                continue
             failed = False
-            for index in range(rj.get("replicas", 1)):
+            for index in range(0 if blocked else rj.get("replicas", 1)):
                 name = job_name(jobset, rj["name"], index)
                 if name not in existing:
-                    job = self._job(jobset, rj, index, global_index + index, total, restarts, cluster.profile)
+                    job = self._job(jobset, rj, index, first_global + index, total, status["restarts"],
+                                    cluster.profile)
                     try:
                         cluster.create(job)
                     except (Rejection, AlreadyExists) as exc:
@@ -234,21 +255,21 @@ class JobSetController:
                         failed = True
             if failed:
                 return False
-            global_index += rj.get("replicas", 1)
+            if in_order:
+                c.set_condition(status, c.STARTUP_IN_PROGRESS, True, *c.IN_ORDER_IN_PROGRESS, now)
+                return True
+        if in_order:
+            c.set_condition(status, c.STARTUP_COMPLETED, True, *c.IN_ORDER_COMPLETED, now)
         return True
 
     @staticmethod
-    def _dependencies_met(jobset: dict, rj: dict, position: int, in_order: bool, by_rj: dict) -> bool:
-        deps = list(rj.get("dependsOn") or [])
-        if in_order and position > 0:
-            deps.append({"name": jobset["spec"]["replicatedJobs"][position - 1]["name"], "status": "Ready"})
-        for dep in deps:
-            target = meta.find_named(jobset["spec"]["replicatedJobs"], dep["name"])
-            mine = by_rj.get(dep["name"], [])
-            if target is None or len(mine) < target.get("replicas", 1):
+    def _dependencies_met(rj: dict, replicas_so_far: dict[str, int], counts: dict[str, dict]) -> bool:
+        for dep in rj.get("dependsOn") or []:
+            done = counts.get(dep["name"])
+            if done is None:
                 return False
-            check = job_ready if dep["status"] == "Ready" else (lambda j: job_finished(j, "Complete"))
-            if not all(check(j) or job_finished(j, "Complete") for j in mine):
+            reached = done["succeeded"] if dep["status"] == "Complete" else done["ready"] + done["failed"] + done["succeeded"]
+            if reached != replicas_so_far.get(dep["name"], 0):
                 return False
         return True
 

@@ -40,4 +40,5 @@ def default_jobset(jobset: dict, cluster=None) -> None:
         pod_spec = job_spec.setdefault("template", {}).setdefault("spec", {})
         pod_spec.setdefault("restartPolicy", "OnFailure")
     for i, rule in enumerate((spec.get("failurePolicy") or {}).get("rules", [])):
-        rule.setdefault("name", f"failurePolicyRule{i}")
+        if not rule.get("name"):  # upstream: len(rule.Name) == 0, so an explicit "" is named too
+            rule["name"] = f"failurePolicyRule{i}"
