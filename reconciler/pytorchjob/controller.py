@@ -191,11 +191,17 @@ class _Reconcile:
         set_condition(self.status, type_, value, keys.reason(reason_suffix), message, self.now)
 
     def _owned(self, kind: str) -> list[dict]:
+        """GetPodsForJob / GetServicesForJob: the objects of the job's namespace with its labels
+        (GenLabels: operator-name, job-name); a pod must also have the job as its controller
+        (JobControlledPodList), a Service need not (ConvertServiceList keeps every one listed)."""
         uid = self.stored["metadata"]["uid"]
         wanted = {keys.OPERATOR_NAME_LABEL: keys.CONTROLLER_NAME, keys.JOB_NAME_LABEL: self.name.replace("/", "-")}
-        return [o for o in self.cluster.list("", kind, self.stored["metadata"].get("namespace"), owner=self.stored)
-                if any(r.get("uid") == uid and r.get("controller") for r in o["metadata"].get("ownerReferences", []))
-                and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())]
+        found = [o for o in self.cluster.list("", kind, self.stored["metadata"].get("namespace"))
+                 if all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())]
+        if kind == "Pod":
+            found = [o for o in found
+                     if any(r.get("uid") == uid and r.get("controller") for r in o["metadata"].get("ownerReferences", []))]
+        return found
 
     def replica_statuses(self) -> dict:
         statuses = self.status.get("replicaStatuses")
