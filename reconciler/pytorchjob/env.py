@@ -9,7 +9,8 @@ env, in this order:
 2. with a Master spec: ``MASTER_PORT``, ``PET_MASTER_PORT`` (the Master's ``pytorch`` container port
    named ``pytorchjob-port``), ``MASTER_ADDR``, ``PET_MASTER_ADDR`` (``<job>-master-0``), then
    ``WORLD_SIZE`` = (sum of every replica spec's replicas) x nprocPerNode - ``Atoi`` of
-   ``spec.nprocPerNode``, 1 when it is not an integer (``auto``, ``cpu``, ``gpu``) - then ``RANK`` and
+   ``spec.nprocPerNode``, 1 when it is not an integer (``auto``, ``cpu``, ``gpu``); a Go ``int``
+   product, so it wraps past int64 - then ``RANK`` and
    ``PET_NODE_RANK``: the replica index, + 1 for a Worker (a *node* rank, kubeflow/trainer#1840);
 3. ``PET_NPROC_PER_NODE`` = ``spec.nprocPerNode`` verbatim, when set;
 4. with an ``elasticPolicy``: ``PET_RDZV_ENDPOINT`` (``rdzvHost`` or ``<job>-worker-0``, ``:``,
@@ -57,6 +58,11 @@ def go_atoi(text, default: int) -> int:
     return value if -(2 ** 63) <= value < 2 ** 63 else default
 
 
+def go_int64(value: int) -> int:
+    """Go's 64-bit ``int`` arithmetic: a product past int64 wraps around (two's complement)."""
+    return (value + 2 ** 63) % 2 ** 64 - 2 ** 63
+
+
 def node_rank(spec: dict, replica_type: str, index: int) -> int:
     """RANK and PET_NODE_RANK: the replica index, + 1 for a Worker (the Master is node 0). A node
     rank whatever ``nprocPerNode`` is (envvar.go; kubeflow/trainer#1872)."""
@@ -92,7 +98,7 @@ def pod_env(job: dict, replica_type: str, index: int) -> list[dict]:
         rank = str(node_rank(spec, replica_type, index))
         env += [{"name": "MASTER_PORT", "value": port}, {"name": "PET_MASTER_PORT", "value": port},
                 {"name": "MASTER_ADDR", "value": address}, {"name": "PET_MASTER_ADDR", "value": address},
-                {"name": "WORLD_SIZE", "value": str(total_replicas(spec) * nproc_per_node_int(spec))},
+                {"name": "WORLD_SIZE", "value": str(go_int64(total_replicas(spec) * nproc_per_node_int(spec)))},
                 {"name": "RANK", "value": rank}, {"name": "PET_NODE_RANK", "value": rank}]
     if spec.get("nprocPerNode") is not None:
         env.append({"name": "PET_NPROC_PER_NODE", "value": spec["nprocPerNode"]})
