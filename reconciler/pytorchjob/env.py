@@ -118,14 +118,10 @@ def elastic_env(job: dict) -> list[dict]:
     port = elastic["rdzvPort"] if elastic.get("rdzvPort") is not None else port_of(spec, keys.WORKER)
     env = [{"name": "PET_RDZV_ENDPOINT", "value": f"{host}:{port}"},
            {"name": "PET_RDZV_BACKEND", "value": elastic.get("rdzvBackend") or keys.DEFAULT_RDZV_BACKEND}]
-    low, high = elastic.get("minReplicas"), elastic.get("maxReplicas")
-    if low is None and high is None:  # not after defaulting; kept as upstream wrote it
-        worker = (spec.get("pytorchReplicaSpecs") or {}).get(keys.WORKER)
-        if worker is None:
-            raise PortNotFound("cannot find the worker spec")
-        env.append({"name": "PET_NNODES", "value": str(worker["replicas"])})
-    else:
-        env.append({"name": "PET_NNODES", "value": f"{low}:{high}"})
+    # generateEnvNnodes falls back to Worker.replicas ("cannot find the worker spec" without one) when
+    # neither bound is set - which never happens after SetDefaults (defaults._default_elastic sets both,
+    # or panics first), so only its min:max form is written here.
+    env.append({"name": "PET_NNODES", "value": f"{elastic['minReplicas']}:{elastic['maxReplicas']}"})
     if elastic.get("maxRestarts") is not None:
         env.append({"name": "PET_MAX_RESTARTS", "value": str(elastic["maxRestarts"])})
     if elastic.get("nProcPerNode") is not None:
