@@ -193,11 +193,17 @@ class _Reconcile:
         set_condition(self.status, type_, value, keys.reason(reason_suffix), message, self.now)
 
     def _owned(self, kind: str) -> list[dict]:
+        """GetPodsForJob / GetServicesForJob: the objects of the job's namespace with its labels
+        (GenLabels: operator-name, job-name); a pod must also have the job as its controller
+        (JobControlledPodList), a Service need not (ConvertServiceList keeps every one listed)."""
         uid = self.stored["metadata"]["uid"]
         wanted = {keys.OPERATOR_NAME_LABEL: keys.CONTROLLER_NAME, keys.JOB_NAME_LABEL: self.name.replace("/", "-")}
-        return [o for o in self.cluster.list("", kind, self.stored["metadata"].get("namespace"), owner=self.stored)
-                if any(r.get("uid") == uid and r.get("controller") for r in o["metadata"].get("ownerReferences", []))
-                and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())]
+        found = [o for o in self.cluster.list("", kind, self.stored["metadata"].get("namespace"))
+                 if all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())]
+        if kind == "Pod":
+            found = [o for o in found
+                     if any(r.get("uid") == uid and r.get("controller") for r in o["metadata"].get("ownerReferences", []))]
+        return found
 
     def replica_statuses(self) -> dict:
         statuses = self.status.get("replicaStatuses")
@@ -391,18 +397,24 @@ class _Reconcile:
         if md.get("finalizers"):
             pod_md["finalizers"] = list(md["finalizers"])
         pod_md["ownerReferences"] = [meta.controller_ref(self.stored)]
-        self._create({"apiVersion": "v1", "kind": "Pod", "metadata": pod_md, "spec": pod_spec}, "FailedCreatePod")
+        self._create({"apiVersion": "v1", "kind": "Pod", "metadata": pod_md, "spec": pod_spec})
 
     def labels(self, replica_type: str, index: int | str) -> dict:
         return {keys.OPERATOR_NAME_LABEL: keys.CONTROLLER_NAME, keys.JOB_NAME_LABEL: self.name.replace("/", "-"),
                 keys.REPLICA_TYPE_LABEL: replica_type.lower(), keys.REPLICA_INDEX_LABEL: str(index)}
 
-    def _create(self, obj: dict, event_reason: str) -> None:
+    def _create(self, obj: dict) -> None:
+        """PodControl / ServiceControl create: a refusal is a Warning FailedCreatePod / FailedCreateService
+        "Error creating: <the apiserver's error>", and the reconcile returns the error."""
         try:
             self.cluster.create(obj)
-        except (Rejection, AlreadyExists) as exc:
-            self.warn(f"Error creating: {exc}")  # Warning FailedCreatePod / FailedCreateService
-            raise CreateFailed(event_reason) from None
+        except Rejection as exc:
+            self.warn(f"Error creating: {exc}")
+            raise CreateFailed() from None
+        except AlreadyExists:
+            # The apiserver's StatusError: `<resource> "<name>" already exists`.
+            self.warn(f'Error creating: {obj["kind"].lower()}s "{obj["metadata"]["name"]}" already exists')
+            raise CreateFailed() from None
 
     # ------------------------------------------------------------------ services
     def reconcile_services(self, services: list[dict], replica_type: str) -> None:
@@ -436,7 +448,7 @@ class _Reconcile:
         self._create({"apiVersion": "v1", "kind": "Service",
                       "metadata": {"name": name, "namespace": self.stored["metadata"].get("namespace"),
                                    "labels": labels, "ownerReferences": [meta.controller_ref(self.stored)]},
-                      "spec": service_spec}, "FailedCreateService")
+                      "spec": service_spec})
 
     # ------------------------------------------------------------------ UpdateJobStatus
     def update_job_status(self) -> None:

@@ -9,7 +9,8 @@ env, in this order:
 2. with a Master spec: ``MASTER_PORT``, ``PET_MASTER_PORT`` (the Master's ``pytorch`` container port
    named ``pytorchjob-port``), ``MASTER_ADDR``, ``PET_MASTER_ADDR`` (``<job>-master-0``), then
    ``WORLD_SIZE`` = (sum of every replica spec's replicas) x nprocPerNode - ``Atoi`` of
-   ``spec.nprocPerNode``, 1 when it is not an integer (``auto``, ``cpu``, ``gpu``) - then ``RANK`` and
+   ``spec.nprocPerNode``, 1 when it is not an integer (``auto``, ``cpu``, ``gpu``); a Go ``int``
+   product, so it wraps past int64 - then ``RANK`` and
    ``PET_NODE_RANK``: the replica index, + 1 for a Worker (a *node* rank, kubeflow/trainer#1840);
 3. ``PET_NPROC_PER_NODE`` = ``spec.nprocPerNode`` verbatim, when set;
 4. with an ``elasticPolicy``: ``PET_RDZV_ENDPOINT`` (``rdzvHost`` or ``<job>-worker-0``, ``:``,
@@ -57,6 +58,11 @@ def go_atoi(text, default: int) -> int:
     return value if -(2 ** 63) <= value < 2 ** 63 else default
 
 
+def go_int64(value: int) -> int:
+    """Go's 64-bit ``int`` arithmetic: a product past int64 wraps around (two's complement)."""
+    return (value + 2 ** 63) % 2 ** 64 - 2 ** 63
+
+
 def node_rank(spec: dict, replica_type: str, index: int) -> int:
     """RANK and PET_NODE_RANK: the replica index, + 1 for a Worker (the Master is node 0). A node
     rank whatever ``nprocPerNode`` is (envvar.go; kubeflow/trainer#1872)."""
@@ -92,7 +98,7 @@ def pod_env(job: dict, replica_type: str, index: int) -> list[dict]:
         rank = str(node_rank(spec, replica_type, index))
         env += [{"name": "MASTER_PORT", "value": port}, {"name": "PET_MASTER_PORT", "value": port},
                 {"name": "MASTER_ADDR", "value": address}, {"name": "PET_MASTER_ADDR", "value": address},
-                {"name": "WORLD_SIZE", "value": str(total_replicas(spec) * nproc_per_node_int(spec))},
+                {"name": "WORLD_SIZE", "value": str(go_int64(total_replicas(spec) * nproc_per_node_int(spec)))},
                 {"name": "RANK", "value": rank}, {"name": "PET_NODE_RANK", "value": rank}]
     if spec.get("nprocPerNode") is not None:
         env.append({"name": "PET_NPROC_PER_NODE", "value": spec["nprocPerNode"]})
@@ -112,14 +118,10 @@ def elastic_env(job: dict) -> list[dict]:
     port = elastic["rdzvPort"] if elastic.get("rdzvPort") is not None else port_of(spec, keys.WORKER)
     env = [{"name": "PET_RDZV_ENDPOINT", "value": f"{host}:{port}"},
            {"name": "PET_RDZV_BACKEND", "value": elastic.get("rdzvBackend") or keys.DEFAULT_RDZV_BACKEND}]
-    low, high = elastic.get("minReplicas"), elastic.get("maxReplicas")
-    if low is None and high is None:  # not after defaulting; kept as upstream wrote it
-        worker = (spec.get("pytorchReplicaSpecs") or {}).get(keys.WORKER)
-        if worker is None:
-            raise PortNotFound("cannot find the worker spec")
-        env.append({"name": "PET_NNODES", "value": str(worker["replicas"])})
-    else:
-        env.append({"name": "PET_NNODES", "value": f"{low}:{high}"})
+    # generateEnvNnodes falls back to Worker.replicas ("cannot find the worker spec" without one) when
+    # neither bound is set - which never happens after SetDefaults (defaults._default_elastic sets both,
+    # or panics first), so only its min:max form is written here.
+    env.append({"name": "PET_NNODES", "value": f"{elastic['minReplicas']}:{elastic['maxReplicas']}"})
     if elastic.get("maxRestarts") is not None:
         env.append({"name": "PET_MAX_RESTARTS", "value": str(elastic["maxRestarts"])})
     if elastic.get("nProcPerNode") is not None:
