@@ -28,6 +28,27 @@ def test_a_harmless_variant_is_not_caught():
     assert "NOT caught: no-op" in format_table(results, baseline)
 
 
+def test_a_variant_that_only_crashes_is_not_caught():
+    # A variant that no longer fits the code it patches (a changed signature) breaks every case of
+    # its suite: that proves nothing about the table, so it must not count as caught.
+    broken = Variant("unfit", "volcano", bug="crashes", seed="-", applied=_crashing_volcano)
+    results, _ = zoo.run(CASES, [broken])
+    assert results[0].crashed and not results[0].caught_by
+    assert not results[0].caught
+    assert "NOT caught: unfit" in format_table(results, [])
+
+
+@contextlib.contextmanager
+def _crashing_volcano():
+    from reconciler.volcano import controller
+    real = controller.JobController.reconcile
+    controller.JobController.reconcile = lambda self, *a, **k: (_ for _ in ()).throw(TypeError("takes 3 arguments"))
+    try:
+        yield
+    finally:
+        controller.JobController.reconcile = real
+
+
 def test_topology_variant_is_caught_by_the_topology_table():
     results, _ = zoo.run(CASES, [_by_name("mpi-no-topology-check")])
     caught = results[0].caught_by

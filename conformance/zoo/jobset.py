@@ -40,10 +40,10 @@ def _execute_with_counter_reset(jobset, status, failed_jobs, now, restarting_con
 class _BlockingRecreateDoesNotBlock(JobSetController):
     """New Jobs are created while the previous attempt's Jobs are still being deleted."""
 
-    def _create_missing_jobs(self, cluster, jobset, children, restarts):
+    def _create_missing_jobs(self, cluster, jobset, children, *rest):
         relaxed = copy.deepcopy(jobset)
         (relaxed["spec"].get("failurePolicy") or {}).pop("restartStrategy", None)
-        return super()._create_missing_jobs(cluster, relaxed, children, restarts)
+        return super()._create_missing_jobs(cluster, relaxed, children, *rest)
 
 
 VARIANTS = [
