@@ -53,6 +53,8 @@ class Step:
     never: list[dict] = field(default_factory=list)
     #: Live backend: seconds this step may take to settle (None: the session's timeout).
     live_timeout: float | None = None
+    #: Seconds between the previous step's settling and this step's action (0: none).
+    wait_before: int = 0
 
     @property
     def label(self) -> str:
@@ -230,7 +232,7 @@ def _build_steps(row: dict, defaults: dict, bases: dict, path: Path) -> list[Ste
     for number, raw in enumerate(row["steps"], start=1):
         step = Step(number=number, name=raw.get("name") or _step_name(raw), repeat=raw.get("repeat", 1),
                     expect=raw.get("expect") or {}, never=raw.get("never") or [],
-                    live_timeout=raw.get("liveTimeout"))
+                    live_timeout=raw.get("liveTimeout"), wait_before=raw.get("waitBefore", 0))
         if "apply" in raw:
             specs = _row_specs(row, defaults) if raw["apply"] == "inputs" else copy.deepcopy(raw["apply"])
             if not specs:
@@ -255,7 +257,7 @@ def _build_steps(row: dict, defaults: dict, bases: dict, path: Path) -> list[Ste
 
 #: Keys of a step that are about the step, not its fault (a default name shows the fault's own
 #: parameters - ``repeat`` included - and leaves these out).
-_STEP_KEYS = ("name", "expect", "never", "liveTimeout")
+_STEP_KEYS = ("name", "expect", "never", "liveTimeout", "waitBefore")
 
 
 def _step_name(raw: dict) -> str:

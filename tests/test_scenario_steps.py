@@ -235,3 +235,35 @@ def test_deleting_what_does_not_exist_is_an_error_of_the_case(cases_root):
         """)
     assert deleted.input_errors == ["delete: Job default/no-such-job does not exist"]
     assert expectations.check({}, deleted) == deleted.input_errors
+
+
+def test_wait_before_puts_seconds_between_two_steps_and_stays_out_of_the_fault(cases_root):
+    """Render's logical clock moves on by `waitBefore` before the step's action: the pod failed after
+    the wait carries a later time than one failed right after its step (live sleeps as long)."""
+    case, (_, first, second) = _run(cases_root, """\
+        - id: wait-before
+          title: two failures 30 seconds apart
+          steps:
+            - apply: inputs
+            - {fault: podExit, replicatedJob: w, jobIndex: 0, pod: 0, exitCode: 1}
+            - {fault: podExit, replicatedJob: w, jobIndex: 1, pod: 0, exitCode: 1, waitBefore: 30}
+        """)
+    assert [s.wait_before for s in case.steps] == [0, 0, 30]
+    assert "waitBefore" not in case.steps[2].fault and "waitBefore" not in case.steps[2].name
+
+    import datetime as dt
+
+    def latest(outcome) -> dt.datetime:
+        """The newest time stamped on any object of the outcome (a creation, a condition)."""
+        stamps, todo = [], list(outcome.objects)
+        while todo:
+            item = todo.pop()
+            values = item.values() if isinstance(item, dict) else item if isinstance(item, list) else []
+            for value in values:
+                if isinstance(value, (dict, list)):
+                    todo.append(value)
+                elif isinstance(value, str) and len(value) == 20 and value.endswith("Z") and value[10:11] == "T":
+                    stamps.append(dt.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ"))
+        return max(stamps)
+
+    assert latest(second) - latest(first) >= dt.timedelta(seconds=30)

@@ -33,6 +33,8 @@ def run_steps(steps: list, profile: str) -> list[Outcome]:
         outcome = Outcome(objects=[])
         errors_before, events_before = len(cluster.reconcile_errors), len(cluster.events)
         observe = _never_watch(step.never, outcome) if step.never else None
+        if step.wait_before:
+            cluster.tick(step.wait_before)
         if step.apply is not None:
             result = reconciler.render(step.apply, cluster=cluster, observe=observe)
             _record_rejections(outcome, result.rejections)

@@ -68,6 +68,8 @@ class ScenarioRun(CaseRun):
     def _step(self, step, outcome: Outcome) -> None:
         label = f"step {step.number}"
         self.settle_timeout = step.live_timeout or self.session.settings.steady_timeout
+        if step.wait_before:
+            time.sleep(step.wait_before)
         if step.apply is not None:
             self.manifests = step.apply
             self._timed(f"apply {label}", self._apply, outcome)
