@@ -49,7 +49,7 @@ import time
 
 from reconciler import builtin, meta
 from reconciler.faults import HOLD_FINALIZER
-from reconciler.mpijob import controller as mpijob_controller, defaults as mpijob_defaults, keys as mpijob_keys, \
+from reconciler.mpijob import defaults as mpijob_defaults, keys as mpijob_keys, \
     resources as mpijob_resources, validation as mpijob_validation
 from reconciler.pytorchjob import controller as pytorchjob_controller, defaults as pytorchjob_defaults, \
     keys as pytorchjob_keys
@@ -434,22 +434,19 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     and the launcher Job ``<job>-launcher`` - at once under ``launcherCreationPolicy: AtStartup``,
     otherwise once every worker pod is Ready; ``replicaStatuses.Worker`` counts the workers by phase
     (active Running, succeeded, failed), ``Launcher.active`` the launcher Job's Running pods while
-    the Job runs. Finished (with
-    a completionTime), its cleanPodPolicy All/Running leaves no such worker. An MPIJob managed
-    elsewhere gets nothing; one its validation (ValidateMPIJob) refuses, or Go cannot decode, gets
+    the Job runs. Finished (with a completionTime), its cleanPodPolicy All/Running leaves no such
+    worker. An MPIJob managed elsewhere gets nothing; one its validation (ValidateMPIJob) refuses gets
     nothing either but a Warning Event (ValidationError), as does one whose children's names are taken
     by objects it does not control (ErrResourceExists, and the sync stops there): those are steady
-    once a Warning Event about them exists (Go cannot decode: nothing at all, ``CHILD_GRACE``). A
-    valid one is waited for however long its operator takes (v0.6.0's client, Events included, is
-    throttled to 5 requests per second, ``--kube-api-qps``)."""
+    once a Warning Event about them exists. A valid one is waited for however long its operator
+    takes (v0.6.0's client, Events included, is throttled to 5 requests per second,
+    ``--kube-api-qps``)."""
     status, md = job.get("status") or {}, job["metadata"]
     defaulted = mpijob_defaults.set_defaults(meta.clone(job))
     spec = defaulted["spec"]
     if spec["runPolicy"].get("managedBy") not in (None, mpijob_keys.KUBEFLOW_CONTROLLER):
         return []
     warned = bool(index.warnings_of.get(md.get("uid", "")))
-    if not mpijob_controller.decodable(job):
-        return ["no status yet"] if _young(job) and not status else []
     try:
         invalid = bool(mpijob_validation.validate(defaulted))
     except (AttributeError, TypeError, ValueError, KeyError):
