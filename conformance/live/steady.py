@@ -434,12 +434,16 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     and the launcher Job ``<job>-launcher`` - at once under ``launcherCreationPolicy: AtStartup``,
     otherwise once every worker pod is Ready; ``replicaStatuses.Worker`` counts the workers by phase
     (active Running, succeeded, failed), ``Launcher.active`` the launcher Job's Running pods while
-    the Job runs. Finished (with a completionTime), its cleanPodPolicy All/Running leaves no such
+    the Job runs; until the launcher Job finishes, the Service selector and the Secret's two key names
+    are its own (it puts back what a user changed), and once it finishes the MPIJob is Succeeded or
+    Failed. Finished (with a completionTime), its cleanPodPolicy All/Running leaves no such
     worker. An MPIJob managed elsewhere gets nothing; one its validation (ValidateMPIJob) refuses gets
     nothing either but a Warning Event (ValidationError), as does one whose children's names are taken
-    by objects it does not control (ErrResourceExists, and the sync stops there): those are steady
-    once a Warning Event about them exists. A valid one is waited for however long its operator
-    takes (v0.6.0's client, Events included, is throttled to 5 requests per second,
+    by objects it does not control (the launcher Job, Service, ConfigMap, Secret or a worker pod:
+    ErrResourceExists, and the sync stops there), and one whose launcher Job the apiserver refuses
+    (``builtin.validate`` of the Job its spec makes: "launcher pod created failed", after the workers):
+    those are steady once a Warning Event about them exists. A valid one is waited for however long its
+    operator takes (v0.6.0's client, Events included, is throttled to 5 requests per second,
     ``--kube-api-qps``)."""
     status, md = job.get("status") or {}, job["metadata"]
     defaulted = mpijob_defaults.set_defaults(meta.clone(job))
@@ -454,9 +458,16 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     if invalid:
         return [] if warned else ["invalid: no Warning Event yet"]
     name, namespace = md.get("name"), md.get("namespace")
+    launcher = index.get("Job", namespace, f"{name}-launcher")
+    if launcher is not None and not _controlled_by(launcher, md.get("uid")):
+        # getLauncherJob, the sync's first lookup, stops at a launcher Job it does not control.
+        return [] if warned else [f"Job {name}-launcher is not its own: no Warning Event yet"]
     workers = [index.get("Pod", namespace, f"{name}-worker-{i}")
                for i in range(_replicas((spec.get("mpiReplicaSpecs") or {}).get(mpijob_keys.WORKER)))]
     finished = _true(status, mpijob_keys.SUCCEEDED) or _true(status, mpijob_keys.FAILED)
+    if not finished and launcher is not None and _finished(launcher):
+        # updateMPIJobStatus: a launcher Job that completed or failed makes it Succeeded or Failed.
+        return [f"Job {name}-launcher finished, no Succeeded or Failed condition yet"]
     if finished and status.get("completionTime"):
         return _left_after_cleanup([w for w in workers if w is not None], spec["runPolicy"].get("cleanPodPolicy"))
     reasons = []
@@ -468,8 +479,6 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
             return [] if warned else [f"{kind} {child} is not its own: no Warning Event yet"]
     if reasons:
         return reasons
-    if not _true(status, mpijob_keys.CREATED):
-        return ["no Created condition yet"]
     # updateDiscoverHostsInConfigMap: the Running workers (of its namespace, by label) as hosts.
     labels = mpijob_resources.default_labels(defaulted, mpijob_keys.ROLE_WORKER)
     running = [p for p in index.names.values() if p.get("kind") == "Pod" and p["metadata"].get("namespace") == namespace
@@ -478,7 +487,25 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     listed = (index.get("ConfigMap", namespace, f"{name}-config").get("data") or {}).get(mpijob_keys.DISCOVER_HOSTS)
     if listed != wanted:
         reasons.append(f"ConfigMap {name}-config: discover_hosts.sh does not list the {len(running)} Running worker(s) yet")
-    launcher = index.get("Job", namespace, f"{name}-launcher")
+    if not (launcher is not None and _finished(launcher)):
+        # getOrCreateService / getOrCreateSSHAuthSecret: a sync not done puts back a selector or key names changed.
+        if (index.get("Service", namespace, name).get("spec") or {}).get("selector") != \
+                mpijob_resources.service_selector(defaulted):
+            reasons.append(f"Service {name}: selector not its own yet")
+        if sorted(index.get("Secret", namespace, f"{name}-ssh").get("data") or {}) != \
+                sorted((mpijob_keys.SSH_PRIVATE_KEY, mpijob_keys.SSH_PUBLIC_KEY)):
+            reasons.append(f"Secret {name}-ssh: not exactly its two keys yet")
+    if launcher is None and warned and builtin.validate(mpijob_resources.launcher_job(defaulted)[0]):
+        # A launcher Job the apiserver refuses (its template breaks Pod validation): every sync stops there
+        # with "launcher pod created failed: <err>", after the ConfigMap and the workers and before any
+        # status is written. (Suspended: no workers; the suspended launcher Job is the one refused.)
+        return reasons + [f"Pod {name}-worker-{i} not created yet" for i, w in enumerate(workers)
+                          if w is None and spec["runPolicy"].get("suspend") is not True]
+    if any(w is not None and not _controlled_by(w, md.get("uid")) for w in workers):
+        # getOrCreateWorker / deleteWorkerPods stop at a worker name taken by a pod it does not control.
+        return [] if warned else ["a worker pod is not its own: no Warning Event yet"]
+    if not _true(status, mpijob_keys.CREATED):
+        return ["no Created condition yet"]
     suspended = spec["runPolicy"].get("suspend") is True
     if not suspended and not (launcher is not None and _finished(launcher)):
         reasons += [f"Pod {name}-worker-{i} not created yet" for i, w in enumerate(workers) if w is None]
