@@ -334,6 +334,23 @@ def test_a_launcher_job_the_apiserver_refuses_is_steady_once_a_warning_event_say
         "Job pi-launcher not created yet"]
 
 
+def test_a_service_selector_or_ssh_secret_keys_a_user_changed_are_waited_for_until_put_back():
+    # getOrCreateService / getOrCreateSSHAuthSecret: every sync that is not done restores them.
+    children = _mpi_children()
+    children[0]["spec"]["selector"] = {"app": "other"}
+    children[2]["data"] = {"ssh-privatekey": "a2V5", "extra": "eA=="}
+    assert _reasons([_mpijob(_mpi_status())] + children, "MPIJob") == [
+        "Service pi: selector not its own yet", "Secret pi-ssh: not exactly its two keys yet"]
+    assert _reasons([_mpijob(_mpi_status())] + _mpi_children(), "MPIJob") == []
+
+
+def test_a_finished_launcher_job_is_waited_for_in_the_mpijob_conditions():
+    children = _mpi_children()
+    children[-2]["status"] = {"failed": 2, "conditions": [{"type": "Failed", "status": "True"}]}
+    assert _reasons([_mpijob(_mpi_status())] + children, "MPIJob") == [
+        "Job pi-launcher finished, no Succeeded or Failed condition yet"]
+
+
 def test_an_mpijob_with_children_waits_for_its_created_condition():
     assert _reasons([_mpijob()] + _mpi_children(), "MPIJob") == ["no Created condition yet"]
 
@@ -603,20 +620,3 @@ def test_first_reason_is_the_first_of_all_reasons():
         every = reasons_not_steady(objects)
         assert reasons_not_steady(objects, first=True) == every[:1]
     assert len(reasons_not_steady([owner] + lagging)) > 1
-
-
-def test_a_service_selector_or_ssh_secret_keys_a_user_changed_are_waited_for_until_put_back():
-    # getOrCreateService / getOrCreateSSHAuthSecret: every sync that is not done restores them.
-    children = _mpi_children()
-    children[0]["spec"]["selector"] = {"app": "other"}
-    children[2]["data"] = {"ssh-privatekey": "a2V5", "extra": "eA=="}
-    assert _reasons([_mpijob(_mpi_status())] + children, "MPIJob") == [
-        "Service pi: selector not its own yet", "Secret pi-ssh: not exactly its two keys yet"]
-    assert _reasons([_mpijob(_mpi_status())] + _mpi_children(), "MPIJob") == []
-
-
-def test_a_finished_launcher_job_is_waited_for_in_the_mpijob_conditions():
-    children = _mpi_children()
-    children[-2]["status"] = {"failed": 2, "conditions": [{"type": "Failed", "status": "True"}]}
-    assert _reasons([_mpijob(_mpi_status())] + children, "MPIJob") == [
-        "Job pi-launcher finished, no Succeeded or Failed condition yet"]
