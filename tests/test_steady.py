@@ -314,26 +314,6 @@ def test_a_launcher_job_or_worker_pod_it_does_not_control_stops_the_sync_with_a_
     assert _reasons([_mpijob()] + children + [_warning()], "MPIJob") == []
 
 
-def test_a_launcher_job_the_apiserver_refuses_is_steady_once_a_warning_event_says_so():
-    job = _mpijob()
-    job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"] = {"spec": {"containers": [
-        {"name": "mpi", "image": "mpi:1", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}]}}
-    children = _mpi_children(launcher=False)
-    # "launcher pod created failed: ...": every sync stops there, after the ConfigMap and the workers,
-    # before any status.
-    assert _reasons([job] + children, "MPIJob") == ["no Created condition yet"]
-    assert _reasons([job] + children + [_warning()], "MPIJob") == []
-    one_worker = _mpi_children(workers=("Running",), launcher=False)
-    assert _reasons([job] + one_worker + [_warning()], "MPIJob") == ["Pod pi-worker-1 not created yet"]
-    # Every such sync still rewrites discover_hosts.sh first: a worker that stopped running is waited for.
-    stopped = _mpi_children(workers=("Failed", "Running"), launcher=False, hosts=[0, 1])
-    assert _reasons([job] + stopped + [_warning()], "MPIJob") == [
-        "ConfigMap pi-config: discover_hosts.sh does not list the 1 Running worker(s) yet"]
-    # Valid again (an update raised the limit): the launcher Job is waited for.
-    assert _reasons([_mpijob(_mpi_status(launcher_active=0))] + children + [_warning()], "MPIJob") == [
-        "Job pi-launcher not created yet"]
-
-
 def test_a_service_selector_or_ssh_secret_keys_a_user_changed_are_waited_for_until_put_back():
     # getOrCreateService / getOrCreateSSHAuthSecret: every sync that is not done restores them.
     children = _mpi_children()

@@ -440,11 +440,9 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     worker. An MPIJob managed elsewhere gets nothing; one its validation (ValidateMPIJob) refuses gets
     nothing either but a Warning Event (ValidationError), as does one whose children's names are taken
     by objects it does not control (the launcher Job, Service, ConfigMap, Secret or a worker pod:
-    ErrResourceExists, and the sync stops there), and one whose launcher Job the apiserver refuses
-    (``builtin.validate`` of the Job its spec makes: "launcher pod created failed", after the workers):
-    those are steady once a Warning Event about them exists. A valid one is waited for however long its
-    operator takes (v0.6.0's client, Events included, is throttled to 5 requests per second,
-    ``--kube-api-qps``)."""
+    ErrResourceExists, and the sync stops there): those are steady once a Warning Event about them
+    exists. A valid one is waited for however long its operator takes (v0.6.0's client, Events
+    included, is throttled to 5 requests per second, ``--kube-api-qps``)."""
     status, md = job.get("status") or {}, job["metadata"]
     defaulted = mpijob_defaults.set_defaults(meta.clone(job))
     spec = defaulted["spec"]
@@ -479,6 +477,11 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
             return [] if warned else [f"{kind} {child} is not its own: no Warning Event yet"]
     if reasons:
         return reasons
+    if any(w is not None and not _controlled_by(w, md.get("uid")) for w in workers):
+        # getOrCreateWorker / deleteWorkerPods stop at a worker name taken by a pod it does not control.
+        return [] if warned else ["a worker pod is not its own: no Warning Event yet"]
+    if not _true(status, mpijob_keys.CREATED):
+        return ["no Created condition yet"]
     # updateDiscoverHostsInConfigMap: the Running workers (of its namespace, by label) as hosts.
     labels = mpijob_resources.default_labels(defaulted, mpijob_keys.ROLE_WORKER)
     running = [p for p in index.names.values() if p.get("kind") == "Pod" and p["metadata"].get("namespace") == namespace
@@ -495,17 +498,6 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
         if sorted(index.get("Secret", namespace, f"{name}-ssh").get("data") or {}) != \
                 sorted((mpijob_keys.SSH_PRIVATE_KEY, mpijob_keys.SSH_PUBLIC_KEY)):
             reasons.append(f"Secret {name}-ssh: not exactly its two keys yet")
-    if launcher is None and warned and builtin.validate(mpijob_resources.launcher_job(defaulted)[0]):
-        # A launcher Job the apiserver refuses (its template breaks Pod validation): every sync stops there
-        # with "launcher pod created failed: <err>", after the ConfigMap and the workers and before any
-        # status is written. (Suspended: no workers; the suspended launcher Job is the one refused.)
-        return reasons + [f"Pod {name}-worker-{i} not created yet" for i, w in enumerate(workers)
-                          if w is None and spec["runPolicy"].get("suspend") is not True]
-    if any(w is not None and not _controlled_by(w, md.get("uid")) for w in workers):
-        # getOrCreateWorker / deleteWorkerPods stop at a worker name taken by a pod it does not control.
-        return [] if warned else ["a worker pod is not its own: no Warning Event yet"]
-    if not _true(status, mpijob_keys.CREATED):
-        return ["no Created condition yet"]
     suspended = spec["runPolicy"].get("suspend") is True
     if not suspended and not (launcher is not None and _finished(launcher)):
         reasons += [f"Pod {name}-worker-{i} not created yet" for i, w in enumerate(workers) if w is None]
