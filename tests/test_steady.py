@@ -327,8 +327,11 @@ def test_a_service_selector_or_ssh_secret_keys_a_user_changed_are_waited_for_unt
 def test_a_finished_launcher_job_is_waited_for_in_the_mpijob_conditions():
     children = _mpi_children()
     children[-2]["status"] = {"failed": 2, "conditions": [{"type": "Failed", "status": "True"}]}
-    assert _reasons([_mpijob(_mpi_status())] + children, "MPIJob") == [
-        "Job pi-launcher finished, no Succeeded or Failed condition yet"]
+    assert _reasons([_mpijob(_mpi_status())] + children, "MPIJob") == ["Job pi-launcher Failed, no Failed condition yet"]
+    # Failed for an eviction first, the launcher then completes: Succeeded is still to come.
+    children[-2]["status"] = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+    evicted = _mpi_status(2, 1, {"type": "Failed", "status": "True", "reason": "MPIJobEvicted"})
+    assert _reasons([_mpijob(evicted)] + children, "MPIJob") == ["Job pi-launcher Complete, no Succeeded condition yet"]
 
 
 def test_an_mpijob_with_children_waits_for_its_created_condition():

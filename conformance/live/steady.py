@@ -463,9 +463,10 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     workers = [index.get("Pod", namespace, f"{name}-worker-{i}")
                for i in range(_replicas((spec.get("mpiReplicaSpecs") or {}).get(mpijob_keys.WORKER)))]
     finished = _true(status, mpijob_keys.SUCCEEDED) or _true(status, mpijob_keys.FAILED)
-    if not finished and launcher is not None and _finished(launcher):
-        # updateMPIJobStatus: a launcher Job that completed or failed makes it Succeeded or Failed.
-        return [f"Job {name}-launcher finished, no Succeeded or Failed condition yet"]
+    for job_type, mpijob_type in (("Complete", mpijob_keys.SUCCEEDED), ("Failed", mpijob_keys.FAILED)):
+        # updateMPIJobStatus: a launcher Job that completed (failed) makes it Succeeded (Failed), evicted or not.
+        if launcher is not None and _true(launcher.get("status") or {}, job_type) and not _true(status, mpijob_type):
+            return [f"Job {name}-launcher {job_type}, no {mpijob_type} condition yet"]
     if finished and status.get("completionTime"):
         return _left_after_cleanup([w for w in workers if w is not None], spec["runPolicy"].get("cleanPodPolicy"))
     reasons = []
