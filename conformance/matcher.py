@@ -5,7 +5,8 @@
   expected item is found by its key, wherever it sits, and must be the only item with that key
   (a duplicate env name is a mismatch); ``{name: X, $absent: true}`` asserts that no item ``X``
   exists; in a map, ``key: {$absent: true}`` asserts the key is not there and ``key: {$present: true}``
-  that it is, whatever its value (``metadata.deletionTimestamp`` of a pod being deleted);
+  that it is, whatever its value but null (``metadata.deletionTimestamp`` of a pod being deleted) - a
+  null is Kubernetes' "unset" (the apiserver drops it from a field whose schema is not nullable);
 * every other list: positional, and the lengths must be equal (as in kuttl/Chainsaw);
 * scalars: equal, with no type coercion (``"2"`` is not ``2``).
 
@@ -60,8 +61,9 @@ def match(expected, actual, path: str = "") -> list[Mismatch]:
                     problems.append(Mismatch(sub, None, actual[key], f"must be absent, found {_short(actual[key])}"))
                 continue
             if want == {PRESENT: True}:
-                if key not in actual:
-                    problems.append(Mismatch(sub, None, None, "missing (expected to be present)"))
+                if actual.get(key) is None:
+                    problems.append(Mismatch(sub, None, None, "missing (expected to be present)" if key not in actual
+                                             else "null (expected to be set)"))
                 continue
             if key not in actual:
                 if isinstance(want, list) and want and all(isinstance(w, dict) and w.get(ABSENT) for w in want):

@@ -68,3 +68,12 @@ def test_absent_map_key():
 def test_absent_items_of_a_missing_list_are_absent():
     assert match({"spec": {"containers": [{"name": "sidecar", "env": [{"name": "A", "$absent": True}]}]}}, ACTUAL) == []
     assert match({"spec": {"containers": [{"name": "sidecar", "env": [{"name": "A"}]}]}}, ACTUAL)
+
+
+def test_present_map_key_is_set_and_not_null():
+    assert match({"status": {"startTime": {"$present": True}}}, {"status": {"startTime": "2026-01-01T00:00:00Z"}}) == []
+    assert str(match({"status": {"startTime": {"$present": True}}}, {"status": {}})[0]) == \
+        "status.startTime: missing (expected to be present)"
+    # A null is Kubernetes' "unset": the apiserver drops it from a field that is not nullable.
+    assert str(match({"status": {"startTime": {"$present": True}}}, {"status": {"startTime": None}})[0]) == \
+        "status.startTime: null (expected to be set)"

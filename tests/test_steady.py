@@ -260,7 +260,10 @@ def _mpi_children(workers=("Running", "Running"), launcher=True, ready=True, hos
     script = "#!/bin/sh\n" + "".join(f"echo pi-worker-{i}.pi.ns.svc\n" for i in hosts)
     config = _child("ConfigMap", "pi-config", owner="mpi-uid")
     config["data"] = {"discover_hosts.sh": script}
-    out = [_child("Service", "pi", owner="mpi-uid"), config, _child("Secret", "pi-ssh", owner="mpi-uid")]
+    service, secret = _child("Service", "pi", owner="mpi-uid"), _child("Secret", "pi-ssh", owner="mpi-uid")
+    service["spec"] = {"selector": {"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-name": "pi"}}
+    secret["data"] = {"ssh-privatekey": "a2V5", "ssh-publickey": "cHVi"}
+    out = [service, config, secret]
     for i, phase in enumerate(workers):
         pod = _child("Pod", f"pi-worker-{i}", phase, owner="mpi-uid",
                      **{"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-name": "pi",
@@ -269,7 +272,8 @@ def _mpi_children(workers=("Running", "Running"), launcher=True, ready=True, hos
         out.append(pod)
     if launcher:
         out.append({"apiVersion": "batch/v1", "kind": "Job",
-                    "metadata": {"name": "pi-launcher", "namespace": "ns", "uid": "launcher-uid"},
+                    "metadata": {"name": "pi-launcher", "namespace": "ns", "uid": "launcher-uid",
+                                 "ownerReferences": [{"uid": "mpi-uid", "controller": True}]},
                     "spec": {"parallelism": 1, "completions": 1}, "status": {"active": 1}})
         out.append(_child("Pod", "pi-launcher-x1", "Running", owner="launcher-uid"))
     return out
@@ -304,6 +308,39 @@ def test_a_child_name_taken_by_a_foreign_object_stops_the_sync_with_a_warning_ev
     objects = [_mpijob(), _child("Service", "pi", owner="mpi-uid"), foreign]
     assert _reasons(objects, "MPIJob") == ["ConfigMap pi-config is not its own: no Warning Event yet"]
     assert _reasons(objects + [_warning()], "MPIJob") == []  # ErrResourceExists: no Secret, no workers follow
+
+
+def test_a_launcher_job_or_worker_pod_it_does_not_control_stops_the_sync_with_a_warning_event():
+    # getLauncherJob is the sync's first lookup: nothing else is made after it.
+    foreign_launcher = {"apiVersion": "batch/v1", "kind": "Job",
+                        "metadata": {"name": "pi-launcher", "namespace": "ns", "uid": "other-job"}}
+    assert _reasons([_mpijob(), foreign_launcher], "MPIJob") == ["Job pi-launcher is not its own: no Warning Event yet"]
+    assert _reasons([_mpijob(), foreign_launcher, _warning()], "MPIJob") == []
+    # getOrCreateWorker / deleteWorkerPods: a worker name taken by another object's pod, no status written.
+    children = _mpi_children(launcher=False)
+    children[3]["metadata"]["ownerReferences"] = [{"uid": "a-statefulset", "controller": True}]
+    assert _reasons([_mpijob()] + children, "MPIJob") == ["a worker pod is not its own: no Warning Event yet"]
+    assert _reasons([_mpijob()] + children + [_warning()], "MPIJob") == []
+
+
+def test_a_service_selector_or_ssh_secret_keys_a_user_changed_are_waited_for_until_put_back():
+    # getOrCreateService / getOrCreateSSHAuthSecret: every sync that is not done restores them.
+    children = _mpi_children()
+    children[0]["spec"]["selector"] = {"app": "other"}
+    children[2]["data"] = {"ssh-privatekey": "a2V5", "extra": "eA=="}
+    assert _reasons([_mpijob(_mpi_status())] + children, "MPIJob") == [
+        "Service pi: selector not its own yet", "Secret pi-ssh: not exactly its two keys yet"]
+    assert _reasons([_mpijob(_mpi_status())] + _mpi_children(), "MPIJob") == []
+
+
+def test_a_finished_launcher_job_is_waited_for_in_the_mpijob_conditions():
+    children = _mpi_children()
+    children[-2]["status"] = {"failed": 2, "conditions": [{"type": "Failed", "status": "True"}]}
+    assert _reasons([_mpijob(_mpi_status())] + children, "MPIJob") == ["Job pi-launcher Failed, no Failed condition yet"]
+    # Failed for an eviction first, the launcher then completes: Succeeded is still to come.
+    children[-2]["status"] = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+    evicted = _mpi_status(2, 1, {"type": "Failed", "status": "True", "reason": "MPIJobEvicted"})
+    assert _reasons([_mpijob(evicted)] + children, "MPIJob") == ["Job pi-launcher Complete, no Succeeded condition yet"]
 
 
 def test_an_mpijob_with_children_waits_for_its_created_condition():

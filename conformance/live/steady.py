@@ -53,7 +53,7 @@ import time
 
 from reconciler import builtin, meta
 from reconciler.faults import HOLD_FINALIZER
-from reconciler.mpijob import controller as mpijob_controller, defaults as mpijob_defaults, keys as mpijob_keys, \
+from reconciler.mpijob import defaults as mpijob_defaults, keys as mpijob_keys, \
     resources as mpijob_resources, validation as mpijob_validation
 from reconciler.pytorchjob import controller as pytorchjob_controller, defaults as pytorchjob_defaults, \
     keys as pytorchjob_keys
@@ -499,22 +499,21 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     and the launcher Job ``<job>-launcher`` - at once under ``launcherCreationPolicy: AtStartup``,
     otherwise once every worker pod is Ready; ``replicaStatuses.Worker`` counts the workers by phase
     (active Running, succeeded, failed), ``Launcher.active`` the launcher Job's Running pods while
-    the Job runs. Finished (with
-    a completionTime), its cleanPodPolicy All/Running leaves no such worker. An MPIJob managed
-    elsewhere gets nothing; one its validation (ValidateMPIJob) refuses, or Go cannot decode, gets
+    the Job runs; until the launcher Job finishes, the Service selector and the Secret's two key names
+    are its own (it puts back what a user changed), and once it finishes the MPIJob is Succeeded or
+    Failed. Finished (with a completionTime), its cleanPodPolicy All/Running leaves no such
+    worker. An MPIJob managed elsewhere gets nothing; one its validation (ValidateMPIJob) refuses gets
     nothing either but a Warning Event (ValidationError), as does one whose children's names are taken
-    by objects it does not control (ErrResourceExists, and the sync stops there): those are steady
-    once a Warning Event about them exists (Go cannot decode: nothing at all, ``CHILD_GRACE``). A
-    valid one is waited for however long its operator takes (v0.6.0's client, Events included, is
-    throttled to 5 requests per second, ``--kube-api-qps``)."""
+    by objects it does not control (the launcher Job, Service, ConfigMap, Secret or a worker pod:
+    ErrResourceExists, and the sync stops there): those are steady once a Warning Event about them
+    exists. A valid one is waited for however long its operator takes (v0.6.0's client, Events
+    included, is throttled to 5 requests per second, ``--kube-api-qps``)."""
     status, md = job.get("status") or {}, job["metadata"]
     defaulted = mpijob_defaults.set_defaults(meta.clone(job))
     spec = defaulted["spec"]
     if spec["runPolicy"].get("managedBy") not in (None, mpijob_keys.KUBEFLOW_CONTROLLER):
         return []
     warned = bool(index.warnings_of.get(md.get("uid", "")))
-    if not mpijob_controller.decodable(job):
-        return ["no status yet"] if _young(job) and not status else []
     try:
         invalid = bool(mpijob_validation.validate(defaulted))
     except (AttributeError, TypeError, ValueError, KeyError):
@@ -522,9 +521,17 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     if invalid:
         return [] if warned else ["invalid: no Warning Event yet"]
     name, namespace = md.get("name"), md.get("namespace")
+    launcher = index.get("Job", namespace, f"{name}-launcher")
+    if launcher is not None and not _controlled_by(launcher, md.get("uid")):
+        # getLauncherJob, the sync's first lookup, stops at a launcher Job it does not control.
+        return [] if warned else [f"Job {name}-launcher is not its own: no Warning Event yet"]
     workers = [index.get("Pod", namespace, f"{name}-worker-{i}")
                for i in range(_replicas((spec.get("mpiReplicaSpecs") or {}).get(mpijob_keys.WORKER)))]
     finished = _true(status, mpijob_keys.SUCCEEDED) or _true(status, mpijob_keys.FAILED)
+    for job_type, mpijob_type in (("Complete", mpijob_keys.SUCCEEDED), ("Failed", mpijob_keys.FAILED)):
+        # updateMPIJobStatus: a launcher Job that completed (failed) makes it Succeeded (Failed), evicted or not.
+        if launcher is not None and _true(launcher.get("status") or {}, job_type) and not _true(status, mpijob_type):
+            return [f"Job {name}-launcher {job_type}, no {mpijob_type} condition yet"]
     if finished and status.get("completionTime"):
         return _left_after_cleanup([w for w in workers if w is not None], spec["runPolicy"].get("cleanPodPolicy"))
     reasons = []
@@ -536,6 +543,9 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
             return [] if warned else [f"{kind} {child} is not its own: no Warning Event yet"]
     if reasons:
         return reasons
+    if any(w is not None and not _controlled_by(w, md.get("uid")) for w in workers):
+        # getOrCreateWorker / deleteWorkerPods stop at a worker name taken by a pod it does not control.
+        return [] if warned else ["a worker pod is not its own: no Warning Event yet"]
     if not _true(status, mpijob_keys.CREATED):
         return ["no Created condition yet"]
     # updateDiscoverHostsInConfigMap: the Running workers (of its namespace, by label) as hosts.
@@ -546,7 +556,14 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     listed = (index.get("ConfigMap", namespace, f"{name}-config").get("data") or {}).get(mpijob_keys.DISCOVER_HOSTS)
     if listed != wanted:
         reasons.append(f"ConfigMap {name}-config: discover_hosts.sh does not list the {len(running)} Running worker(s) yet")
-    launcher = index.get("Job", namespace, f"{name}-launcher")
+    if not (launcher is not None and _finished(launcher)):
+        # getOrCreateService / getOrCreateSSHAuthSecret: a sync not done puts back a selector or key names changed.
+        if (index.get("Service", namespace, name).get("spec") or {}).get("selector") != \
+                mpijob_resources.service_selector(defaulted):
+            reasons.append(f"Service {name}: selector not its own yet")
+        if sorted(index.get("Secret", namespace, f"{name}-ssh").get("data") or {}) != \
+                sorted((mpijob_keys.SSH_PRIVATE_KEY, mpijob_keys.SSH_PUBLIC_KEY)):
+            reasons.append(f"Secret {name}-ssh: not exactly its two keys yet")
     suspended = spec["runPolicy"].get("suspend") is True
     if not suspended and not (launcher is not None and _finished(launcher)):
         reasons += [f"Pod {name}-worker-{i} not created yet" for i, w in enumerate(workers) if w is None]

@@ -28,9 +28,9 @@ retries; here the sync stops and the next change runs it again. These Warning Ev
 module reports as reconcile errors; Warning Events that restate a condition (the launcher's failure,
 ``MPIJobEvicted``) and Normal ones are not.
 
-An MPIJob whose pod templates Go could not decode into a PodTemplateSpec (a container that is not an
-object, env that is not a list, ...) never reaches upstream's sync - its informer cannot decode it - so
-it is ignored here too. Not modelled: gang scheduling (PodGroups), ttlSecondsAfterFinished and
+Pod templates Go could not decode (a container that is not an object, env that is not a list, ...)
+never reach the sync: upstream's CRD describes them as core/v1 PodTemplateSpec in full, so the
+apiserver refuses such an MPIJob (422). Not modelled: gang scheduling (PodGroups), ttlSecondsAfterFinished and
 activeDeadlineSeconds (passed to the Job as given; the Job stand-in does not act on them).
 """
 
@@ -72,8 +72,6 @@ class MPIJobController:
 
     # ------------------------------------------------------------------ syncHandler
     def _sync(self, cluster, stored: dict) -> None:
-        if not decodable(stored):
-            return
         job = defaults.set_defaults(meta.clone(stored))
         run_policy = job["spec"]["runPolicy"]
         if run_policy.get("managedBy") not in (None, keys.KUBEFLOW_CONTROLLER):
@@ -119,7 +117,7 @@ class MPIJobController:
 
     # ------------------------------------------------------------------ children
     @staticmethod
-    def _controlled(cluster, job: dict, stored: dict, obj: dict) -> dict:
+    def _controlled(cluster, stored: dict, obj: dict) -> dict:
         """``metav1.IsControlledBy`` or the ErrResourceExists Warning Event (and a stopped sync)."""
         if _controlled_by(obj, stored):
             return obj
@@ -129,19 +127,19 @@ class MPIJobController:
 
     def _launcher(self, cluster, job: dict, stored: dict) -> dict | None:
         found = cluster.find("batch", "Job", resources.namespace(job), resources.launcher_name(job))
-        return None if found is None else self._controlled(cluster, job, stored, found)
+        return None if found is None else self._controlled(cluster, stored, found)
 
-    def _get_or_create(self, cluster, job: dict, stored: dict, wanted: dict) -> dict | None:
+    def _get_or_create(self, cluster, stored: dict, wanted: dict) -> dict | None:
         """The existing object (controlled by the MPIJob), or ``wanted`` created; None when created."""
         found = cluster.find(*meta.key(wanted))
         if found is None:
             _create(cluster, wanted)
             return None
-        return self._controlled(cluster, job, stored, found)
+        return self._controlled(cluster, stored, found)
 
     def _service(self, cluster, job: dict, stored: dict) -> None:
         wanted = resources.service(job)
-        found = self._get_or_create(cluster, job, stored, wanted)
+        found = self._get_or_create(cluster, stored, wanted)
         if found is not None and (found.get("spec") or {}).get("selector") != wanted["spec"]["selector"]:
             found = meta.clone(found)
             found.setdefault("spec", {})["selector"] = wanted["spec"]["selector"]
@@ -149,7 +147,7 @@ class MPIJobController:
 
     def _config_map(self, cluster, job: dict, stored: dict) -> None:
         wanted = resources.config_map(job, self._running_workers(cluster, job))
-        found = self._get_or_create(cluster, job, stored, wanted)
+        found = self._get_or_create(cluster, stored, wanted)
         if found is not None and (found.get("data") or {}) != wanted["data"]:
             found = meta.clone(found)
             found["data"] = wanted["data"]
@@ -161,7 +159,7 @@ class MPIJobController:
         if found is None:
             _create(cluster, resources.ssh_secret(job))
             return
-        self._controlled(cluster, job, stored, found)
+        self._controlled(cluster, stored, found)
         if sorted(found.get("data") or {}) != sorted((keys.SSH_PRIVATE_KEY, keys.SSH_PUBLIC_KEY)):
             found = meta.clone(found)
             found["data"] = resources.ssh_secret(job)["data"]
@@ -200,7 +198,7 @@ class MPIJobController:
                 except (Rejection, AlreadyExists) as exc:
                     cluster.record_error(stored, f"worker pod created failed: {exc}")
                     raise _Stop from None
-            workers.append(self._controlled(cluster, job, stored, pod))
+            workers.append(self._controlled(cluster, stored, pod))
         return workers
 
     def _create_launcher(self, cluster, job: dict, stored: dict) -> dict:
@@ -221,7 +219,7 @@ class MPIJobController:
             pod = cluster.find("", "Pod", resources.namespace(job), resources.worker_name(job, i))
             if pod is None:
                 continue
-            self._controlled(cluster, job, stored, pod)
+            self._controlled(cluster, stored, pod)
             if keep_finished and _phase(pod) not in ("Running", "Pending"):
                 continue
             cluster.delete(pod)
@@ -354,35 +352,3 @@ def _write_status(cluster, stored: dict, status: dict) -> None:
         updated = meta.clone(stored)
         updated["status"] = status
         cluster.update(updated)
-
-
-# ---------------------------------------------------------------------- decoding
-
-#: The PodSpec/Container fields this controller reads or extends, with the JSON type Go requires.
-_POD_SPEC_FIELDS = {"containers": list, "volumes": list, "dnsConfig": dict, "hostNetwork": bool,
-                    "restartPolicy": str, "hostname": str, "subdomain": str, "dnsPolicy": str}
-_CONTAINER_FIELDS = {"env": list, "volumeMounts": list, "command": list, "args": list, "name": str}
-
-
-def decodable(job: dict) -> bool:
-    """Whether Go could decode the parts of each replica's pod template the controller touches."""
-    for replica in ((job.get("spec") or {}).get("mpiReplicaSpecs") or {}).values():
-        if replica is None:
-            continue
-        spec = ((replica.get("template") or {}).get("spec")) or {}
-        if not _typed(spec, _POD_SPEC_FIELDS):
-            return False
-        containers = spec.get("containers") or []
-        if not all(isinstance(c, dict) and _typed(c, _CONTAINER_FIELDS) for c in containers):
-            return False
-        lists = [spec.get("volumes")] + [c.get(f) for c in containers for f in ("env", "volumeMounts")]
-        if not all(isinstance(item, dict) for items in lists for item in items or []):
-            return False
-        searches = (spec.get("dnsConfig") or {}).get("searches")
-        if searches is not None and not (isinstance(searches, list) and all(isinstance(s, str) for s in searches)):
-            return False
-    return True
-
-
-def _typed(obj: dict, fields: dict) -> bool:
-    return all(obj.get(f) is None or isinstance(obj[f], t) for f, t in fields.items())
