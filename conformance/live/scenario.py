@@ -168,9 +168,37 @@ class _NeverWatch:
         self.reported: set[int] = set()
         self.namespaces = set(run.names.live_namespaces)
         self._lock = threading.Lock()
+        # A coexistence is sighted on the cache, but each kind is its own watch stream: an update of
+        # one kind (a leader pod turning Ready) may reach the cache after an object of another kind
+        # made because of it (the worker StatefulSet). So a sighting is only noted, with the
+        # resourceVersion of the event that showed it, and judged when the step has settled (every
+        # stream caught up) on each object as it was at that revision: the versions of the kinds
+        # the coexist patterns name are kept for the step (references, no copies). Revisions are
+        # etcd's, ordered, on the local plane and on an etcd-backed cluster.
+        self._coexist_kinds = {(p.get("apiVersion"), p.get("kind"))
+                               for item in never if "coexist" in item for p in item["coexist"]}
+        self._history: dict[str, list[tuple[int, dict | None]]] = {}
+        self._sightings: dict[int, list[int]] = {}
+        if self._coexist_kinds:
+            for obj in run.session.cache.in_namespaces(self.namespaces):
+                self._remember(obj, deleted=False)
+
+    def _remember(self, obj: dict, deleted: bool) -> None:
+        if (obj.get("apiVersion"), obj.get("kind")) not in self._coexist_kinds:
+            return
+        md = obj.get("metadata") or {}
+        revision = _revision(obj)
+        if revision is None or not md.get("uid"):
+            return
+        with self._lock:
+            self._history.setdefault(md["uid"], []).append((revision, None if deleted else obj))
 
     def __call__(self, event_type: str, obj: dict) -> None:
-        if event_type == "DELETED" or (obj.get("metadata") or {}).get("namespace") not in self.namespaces:
+        if (obj.get("metadata") or {}).get("namespace") not in self.namespaces:
+            return
+        if self._coexist_kinds:
+            self._remember(obj, deleted=event_type == "DELETED")
+        if event_type == "DELETED":
             return
         mine = names = None
         for i, item in enumerate(self.never):
@@ -191,12 +219,50 @@ class _NeverWatch:
             if not any(expectations.never_seen([p], lambda a, k: [mine]) for p in patterns):
                 continue
             if "coexist" in item:
-                self._check(i, item)
+                self._sighted(i, item, obj)
             else:
                 self._report(i, expectations.never_seen([item], lambda a, k: [mine]))
 
+    def _sighted(self, i: int, item: dict, obj: dict) -> None:
+        if not self._seen_now(item):
+            return
+        revision = _revision(obj)
+        if revision is None:
+            self._check(i, item)  # no revision to judge it at: as sighted
+            return
+        with self._lock:
+            self._sightings.setdefault(i, []).append(revision)
+
+    def _seen_now(self, item: dict) -> list[str]:
+        def objects_of(api_version: str, kind: str) -> list[dict]:
+            return [o for o in self.run.session.cache.in_namespaces(self.namespaces)
+                    if o.get("kind") == kind and o.get("apiVersion") == api_version]
+        return expectations.never_seen([item], lambda a, k: self.run.names.back(objects_of(a, k)))
+
+    def _at(self, revision: int) -> list[dict]:
+        """The objects of the coexist kinds as they were at ``revision``."""
+        with self._lock:
+            histories = [list(h) for h in self._history.values()]
+        objects = []
+        for versions in histories:
+            then = None
+            for rv, version in sorted(versions, key=lambda v: v[0]):
+                if rv > revision:
+                    break
+                then = version
+            if then is not None:
+                objects.append(then)
+        return objects
+
     def check_all(self) -> None:
+        """Once the step has settled: each noted sighting at its revision, then the settled state."""
         for i, item in enumerate(self.never):
+            for revision in self._sightings.get(i, []):
+                if i in self.reported:
+                    break
+                objects = self.run.names.back(self._at(revision))
+                self._report(i, expectations.never_seen(
+                    [item], lambda a, k: [o for o in objects if o.get("apiVersion") == a and o.get("kind") == k]))
             if i not in self.reported:
                 self._check(i, item)
 
@@ -213,3 +279,8 @@ class _NeverWatch:
                 if i not in self.reported:
                     self.reported.add(i)
                     self.outcome.never_violations += seen
+
+
+def _revision(obj: dict) -> int | None:
+    text = (obj.get("metadata") or {}).get("resourceVersion", "")
+    return int(text) if isinstance(text, str) and text.isdigit() else None
