@@ -57,6 +57,15 @@ HASH_LABEL = "controller.kubernetes.io/hash"
 _ORDINAL = re.compile(r"(.*)-([0-9]+)$")
 _TERMINAL = ("Succeeded", "Failed")
 _MAX_INT32 = 2**31 - 1
+# distribution/reference v0.6.0 regexp.go, as Go's RE2 reads them (\w is ASCII).
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN_AND_PORT = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?"
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
+_REMOTE_NAME = rf"{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+_REFERENCE = re.compile(rf"((?:{_DOMAIN_AND_PORT}/)?{_REMOTE_NAME})(?::([\w][\w.-]{{0,127}}))?"
+                        r"(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,}))?", re.ASCII)
+_NAME = re.compile(rf"(?:({_DOMAIN_AND_PORT})/)?({_REMOTE_NAME})", re.ASCII)
+_HEX_IDENTIFIER = re.compile(r"[a-f0-9]{64}")
 
 
 def parent_and_ordinal(name: str) -> tuple[str, int]:
@@ -300,8 +309,7 @@ def stored_template(template: dict) -> dict:
     for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
         container.setdefault("terminationMessagePath", "/dev/termination-log")
         container.setdefault("terminationMessagePolicy", "File")
-        container.setdefault("imagePullPolicy", "Always" if _image_tag(container.get("image", "")) == "latest"
-                             else "IfNotPresent")
+        container.setdefault("imagePullPolicy", pull_policy(container.get("image", "")))
         for port in container.get("ports") or []:
             port.setdefault("protocol", "TCP")
         for env in container.get("env") or []:
@@ -322,12 +330,53 @@ def stored_template(template: dict) -> dict:
     return out
 
 
+def pull_policy(image: str) -> str:
+    """``SetDefaults_Container``'s imagePullPolicy: Always for the tag ``latest`` (or none), else IfNotPresent."""
+    return "Always" if _image_tag(image) == "latest" else "IfNotPresent"
+
+
 def _image_tag(image: str) -> str:
-    """The tag ``parsers.ParseImageName`` finds: ``latest`` when there is neither tag nor digest."""
-    name, _, digest = image.partition("@")
-    last = name.rsplit("/", 1)[-1]
-    tag = last.partition(":")[2]
+    """The tag ``SetDefaults_Container`` gets from ``parsers.ParseImageName`` (k8s v1.35
+    pkg/util/parsers, over distribution/reference v0.6.0 ``ParseNormalizedNamed``): the reference's
+    tag, ``latest`` when it has neither tag nor digest, and ``""`` when it does not parse (the
+    defaulter ignores the error) - kube-apiserver's pod validation admits any image without
+    surrounding spaces, so an upper-case repository, a bad tag or digest reach the defaulter."""
+    if _HEX_IDENTIFIER.fullmatch(image):
+        return ""  # "cannot specify 64-byte hexadecimal strings"
+    domain, remainder = _split_docker_domain(image)
+    remote = remainder.partition(":")[0]
+    if remote.lower() != remote:
+        return ""  # "repository name must be lowercase"
+    found = _REFERENCE.fullmatch(f"{domain}/{remainder}")
+    if not found or len(_NAME.fullmatch(found[1])[2]) > 255:
+        return ""  # ErrReferenceInvalidFormat, ErrNameTooLong
+    tag, digest = found[2] or "", found[3] or ""
+    if digest and not _valid_digest(digest):
+        return ""
     return tag or ("" if digest else "latest")
+
+
+def _split_docker_domain(name: str) -> tuple[str, str]:
+    """``splitDockerDomain``: a first path element that is ``localhost`` or holds ``.`` or ``:`` (or
+    upper case) is a registry, else Docker Hub's; a single Hub name gets ``library/``."""
+    first, slash, rest = name.partition("/")
+    if not slash:
+        return "docker.io", "library/" + name
+    if first == "localhost" or first == "index.docker.io" or any(c in first for c in ".:") or first.lower() != first:
+        domain, remote = ("docker.io" if first == "index.docker.io" else first), rest
+    else:
+        domain, remote = "docker.io", name
+    if domain == "docker.io" and "/" not in remote:
+        remote = "library/" + remote
+    return domain, remote
+
+
+def _valid_digest(digest: str) -> bool:
+    """go-digest v1.0.0 ``Digest.Validate`` for the algorithms kube-apiserver links (sha256/384/512):
+    lower-case hex of the algorithm's length."""
+    algorithm, _, encoded = digest.partition(":")
+    size = {"sha256": 64, "sha384": 96, "sha512": 128}.get(algorithm)
+    return size is not None and re.fullmatch(f"[a-f0-9]{{{size}}}", encoded) is not None
 
 
 def _update_revision(cluster, sts: dict, revisions: list[dict]) -> dict:

@@ -444,6 +444,17 @@ def test_statefulset_not_yet_seen_or_miscounting_or_missing_a_pod_is_not_steady(
     assert finished.endswith("Pod web-1 finished and is not deleted yet")
 
 
+def test_a_statefulset_counts_only_the_pods_of_its_own_namespace():
+    # Two sets named web in two namespaces, each with its pods web-0 and web-1: a pod is looked up by
+    # name in its set's namespace (a name-only lookup found the other namespace's pods, not owned).
+    other = _sts()
+    other["metadata"].update(namespace="b", uid="web-uid-b")
+    pods_b = [_sts_pod(n, namespace="b") for n in ("web-0", "web-1")]
+    for pod in pods_b:
+        pod["metadata"]["ownerReferences"][0]["uid"] = "web-uid-b"
+    assert _sts_reasons([_sts(), other, _sts_pod("web-0"), _sts_pod("web-1"), *pods_b]) == []
+
+
 def test_a_pod_left_by_an_earlier_set_holds_back_its_slow_start_batch_only():
     # Parallel: batches [0], [1, 2], [3..6]; web-1 (another set's, held) fails the second batch, so web-3
     # is never tried (kube-controller-manager's slowStartBatch) - web-2 is.

@@ -38,8 +38,9 @@ quantities elsewhere               ``emptyDir.sizeLimit`` and ``resourceFieldRef
                                    Quantity) dropped where the template has none
 container                          ``terminationMessagePath: /dev/termination-log``,
                                    ``terminationMessagePolicy: File``, ``resources: {}``,
-                                   ``imagePullPolicy`` (``Always`` for ``:latest`` or no tag,
-                                   else ``IfNotPresent``), ports' ``protocol: TCP``,
+                                   ``imagePullPolicy`` (``Always`` for the tag ``latest`` or
+                                   neither tag nor digest, else - an unparsable reference too -
+                                   ``IfNotPresent``), ports' ``protocol: TCP``,
                                    ``fieldRef.apiVersion: v1``, a probe's ``timeoutSeconds: 1``,
                                    ``periodSeconds: 10``, ``successThreshold: 1``,
                                    ``failureThreshold: 3``
@@ -70,7 +71,7 @@ from __future__ import annotations
 
 import copy
 
-from reconciler import meta
+from reconciler import meta, statefulset
 
 from ..cluster.podlife import RUN_LABEL
 from .gozero import respell
@@ -309,12 +310,9 @@ def _strip_container(container: dict, source: dict, sa_volumes: set[str]) -> Non
 
 
 def _pull_policy(image: str) -> str:
-    """kube-apiserver's default: Always for ``:latest`` or an untagged image, else IfNotPresent."""
-    if "@" in image:
-        return "IfNotPresent"
-    last = image.rsplit("/", 1)[-1]
-    tag = last.rsplit(":", 1)[1] if ":" in last else ""
-    return "Always" if tag in ("", "latest") else "IfNotPresent"
+    """kube-apiserver's default: Always for the tag ``latest`` or an image with neither tag nor digest,
+    IfNotPresent otherwise - also for a reference that does not parse (:func:`reconciler.statefulset.pull_policy`)."""
+    return statefulset.pull_policy(image)
 
 
 def _strip_service(spec: dict, source: dict) -> None:

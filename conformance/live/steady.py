@@ -763,11 +763,14 @@ def _running_and_ready(pod: dict) -> bool:
 
 
 def _statefulsets_behind(objects: list[dict]) -> list[str]:
-    pods = {o["metadata"].get("name"): o for o in objects if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"}
+    pods: dict[str, dict[str, dict]] = {}  # namespace -> name -> pod: a set's pods are in its namespace
+    for o in objects:
+        if o.get("kind") == "Pod" and o.get("apiVersion") == "v1":
+            pods.setdefault(o["metadata"].get("namespace", ""), {})[o["metadata"].get("name")] = o
     reasons = []
     for sts in objects:
         if _of(sts, STATEFULSET):
-            reason = _statefulset_behind(sts, pods)
+            reason = _statefulset_behind(sts, pods.get(sts["metadata"].get("namespace", ""), {}))
             if reason:
                 reasons.append(f"{meta.describe(sts)}: {reason}")
     return reasons
@@ -885,8 +888,10 @@ def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
             continue
         workers = sets.get(pod["metadata"]["name"])
         if size > 1 and workers is None:
+            # A leader carrying the workers' leader-name annotation gets none (pod_controller.go's guard).
             if not pod["metadata"].get("deletionTimestamp") and \
-                    (spec.get("startupPolicy") != "LeaderReady" or _pod_ready(pod)):
+                    (spec.get("startupPolicy") != "LeaderReady" or _pod_ready(pod)) and \
+                    not (pod["metadata"].get("annotations") or {}).get(_LWS_PREFIX + "leader-name"):
                 return f"no worker StatefulSet for leader pod {pod['metadata']['name']} yet"
             continue
         group = labels.get(_LWS_PREFIX + "group-index", "")
