@@ -10,16 +10,17 @@ Failure handling (shared/reference/volcano-jobset-restart.md §2.3, kubernetes
 
 * a finished pod still holding the ``batch.kubernetes.io/job-tracking`` finalizer is counted once
   (``succeeded``, or ``failed`` unless the pod failure policy says ``Ignore``), then released;
-* an existing ``FailureTarget`` becomes ``Failed`` (same reason and message) once no pod is
-  terminating; otherwise a failed pod matching a ``FailJob`` rule gives ``FailureTarget``, reason
+* a Job that has ``SuccessCriteriaMet`` is not failed any more; an existing ``FailureTarget``
+  becomes ``Failed`` (same reason and message) once no pod is terminating; otherwise a failed pod matching a ``FailJob`` rule gives ``FailureTarget``, reason
   ``PodFailurePolicy``; otherwise ``failed > backoffLimit`` - or, with ``restartPolicy: OnFailure``,
   the in-place container restarts of running pods reaching ``backoffLimit`` (``> 0`` when it is 0)
   - gives reason ``BackoffLimitExceeded``, "Job has reached the specified backoff limit";
 * a failing Job deletes its active pods; a Job whose completions are all reached gets
   ``SuccessCriteriaMet`` then ``Complete`` (reason ``CompletionsReached``) and ``completionTime``
   (the Complete condition's time; a failed Job has none);
-* otherwise missing indexes get a pod; a terminating pod keeps its index only with
-  ``podReplacementPolicy: Failed`` (the default when a pod failure policy is set);
+* otherwise missing indexes (the lowest first) get a pod; a terminating pod keeps its index only with
+  ``podReplacementPolicy: Failed`` (the default when a pod failure policy is set); a Job without
+  ``completions`` runs ``parallelism`` pods until one succeeds, and then starts none;
 * a Job being deleted is synced all the same (counts, conditions, ``active``/``ready``), creates no
   pod and releases every pod's finalizer.
 
@@ -117,7 +118,12 @@ class JobController:
         parallelism = spec.get("parallelism", 1)
         completions = spec.get("completions")
         succeeded = status.get("succeeded", 0)
-        want = parallelism if completions is None else max(0, min(parallelism, completions - succeeded))
+        if completions is None:
+            # manageJob: a work-queue Job runs `parallelism` pods until one has succeeded; from then on it
+            # wants no more than are active - the others run to their end and none is replaced.
+            want = len(active) if succeeded > 0 else parallelism
+        else:
+            want = max(0, min(parallelism, completions - succeeded))
         # With podReplacementPolicy Failed a terminating pod still counts, so no replacement yet.
         holding = active + (terminating if spec.get("podReplacementPolicy") == "Failed" else [])
         missing = want - len(holding)
@@ -135,9 +141,9 @@ class JobController:
                 created.append(cluster.create(self._pod(job, index, _index_failures(job, pods, index))))
             except Rejection as refused:
                 # RealPodControl.CreatePods: Warning FailedCreate "Error creating: <err>" on the Job;
-                # the rest of the batch is skipped (slow start) and the sync retried.
+                # the rest of the batch is skipped (slow start) and the sync retried. The Event is
+                # kube-controller-manager's whole report (no operator of this suite's to log an error).
                 cluster.record_event(job, "Warning", "FailedCreate", f"Error creating: {refused}")
-                cluster.record_error(job, str(refused))
                 break
         return created
 
@@ -191,7 +197,7 @@ def _count_finished(job: dict, pods: list[dict], status: dict) -> list[dict]:
         if _phase(pod) == "Succeeded":
             if indexed:
                 index = _index(pod)
-                if index is not None and index < job["spec"].get("completions", 0):
+                if index < job["spec"]["completions"]:  # validation requires completions of an Indexed Job
                     done.add(index)
             else:
                 status["succeeded"] = status.get("succeeded", 0) + 1
@@ -209,17 +215,19 @@ def _count_finished(job: dict, pods: list[dict], status: dict) -> list[dict]:
 
 
 def _failure(job: dict, pods: list[dict], status: dict) -> tuple[str, str, str, str] | None:
+    # syncJob: a Job that met its success criteria is not failed any more; an existing FailureTarget
+    # (written by this controller, with its reason and message) becomes Failed; then FailJob rules.
+    if meta.condition({"status": status}, "SuccessCriteriaMet"):
+        return None
     target = meta.condition({"status": status}, "FailureTarget")
     if target and target.get("status") == "True":
-        return "FailureTarget", "Failed", target.get("reason", ""), target.get("message", "")
+        return "FailureTarget", "Failed", target["reason"], target["message"]
     for pod in pods:
         if _is_failed(job, pod):
             message = match_pod_failure_policy(job["spec"].get("podFailurePolicy"), pod)[0]
             if message is not None:
                 return "FailureTarget", "Failed", POD_FAILURE_POLICY, message
-    if meta.condition({"status": status}, "SuccessCriteriaMet"):
-        return None
-    limit = job["spec"].get("backoffLimit", 6)
+    limit = job["spec"]["backoffLimit"]  # always defaulted (SetDefaults_Job)
     if status.get("failed", 0) > limit or _past_backoff_limit_on_failure(job, pods, limit):
         return ("FailureTarget", "Failed", *BACKOFF_LIMIT_EXCEEDED)
     return None
@@ -236,10 +244,9 @@ def _past_backoff_limit_on_failure(job: dict, pods: list[dict], limit: int) -> b
     """In-place restarts (``restartPolicy: OnFailure``) of running pods count against the limit."""
     if ((job["spec"].get("template") or {}).get("spec") or {}).get("restartPolicy") != "OnFailure":
         return False
-    restarts = sum(c.get("restartCount", 0)
+    restarts = sum(c["restartCount"]  # a non-pointer int32, always encoded
                    for p in pods if _phase(p) in ("Running", "Pending")
-                   for c in (p.get("status") or {}).get("initContainerStatuses", [])
-                   + (p.get("status") or {}).get("containerStatuses", []))
+                   for c in p["status"].get("initContainerStatuses", []) + p["status"].get("containerStatuses", []))
     return restarts > 0 if limit == 0 else restarts >= limit
 
 
@@ -280,12 +287,12 @@ def match_pod_failure_policy(policy: dict | None, pod: dict) -> tuple[str | None
 
 
 def _matching_container(pod: dict, requirement: dict) -> dict | None:
-    status = pod.get("status") or {}
-    for container in status.get("containerStatuses", []) + status.get("initContainerStatuses", []):
-        terminated = (container.get("state") or {}).get("terminated")
-        if terminated is None or terminated.get("exitCode", 0) == 0:
+    status = pod["status"]  # a failed pod: its kubelet has written its container statuses
+    for container in status["containerStatuses"] + status.get("initContainerStatuses", []):
+        terminated = container["state"].get("terminated")
+        if terminated is None or terminated["exitCode"] == 0:
             continue
-        if requirement.get("containerName") not in (None, container.get("name")):
+        if requirement.get("containerName") not in (None, container["name"]):
             continue
         values = requirement.get("values") or []
         operator = requirement.get("operator")
@@ -296,9 +303,10 @@ def _matching_container(pod: dict, requirement: dict) -> dict | None:
 
 
 def _matching_condition(pod: dict, patterns: list[dict]) -> dict | None:
-    for condition in (pod.get("status") or {}).get("conditions", []):
+    for condition in pod["status"]["conditions"]:
         for pattern in patterns:
-            if condition.get("type") == pattern.get("type") and condition.get("status") == pattern.get("status", "True"):
+            # pattern.status is defaulted to True (SetDefaults_PodFailurePolicyOnPodConditionsPattern)
+            if condition.get("type") == pattern.get("type") and condition.get("status") == pattern["status"]:
                 return condition
     return None
 
@@ -306,7 +314,7 @@ def _matching_condition(pod: dict, patterns: list[dict]) -> dict | None:
 # ---------------------------------------------------------------------- helpers
 
 def _phase(pod: dict) -> str:
-    return (pod.get("status") or {}).get("phase", "Pending")
+    return pod["status"]["phase"]  # the pod strategy sets Pending on create
 
 
 def _is_active(pod: dict) -> bool:
@@ -336,9 +344,9 @@ def _finished(job: dict) -> bool:
     return any((meta.condition(job, t) or {}).get("status") == "True" for t in ("Complete", "Failed"))
 
 
-def _index(pod: dict) -> int | None:
-    value = (pod["metadata"].get("annotations") or {}).get(COMPLETION_INDEX)
-    return int(value) if value is not None and value.isdigit() else None
+def _index(pod: dict) -> int:
+    """The completion index of a pod of an Indexed Job: every such pod is this controller's, annotated."""
+    return int(pod["metadata"]["annotations"][COMPLETION_INDEX])
 
 
 def _parse_indexes(text: str) -> set[int]:

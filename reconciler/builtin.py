@@ -12,7 +12,7 @@ objects by the normalizer, so goldens show what an operator wrote, not kube-apis
 from __future__ import annotations
 
 from . import gotypes, k8s_schemas, meta, quantity
-from .errors import NOT_SUPPORTED, REQUIRED, FieldError, invalid, plain
+from .errors import NOT_SUPPORTED, REQUIRED, FieldError, Rejection, invalid, plain
 from .objectmeta import DecodeError  # the same 400 BadRequest as an undecodable ObjectMeta
 
 BUILTIN = {
@@ -136,9 +136,42 @@ def _admit_priority(spec) -> None:
     Pod's ``priorityClassName``. Render writes it only for a built-in class: every other Pod gets 0
     (no global default class), which render leaves out as live normalisation drops it
     (conformance/live/platform.py). A class the cluster does not have makes the apiserver refuse
-    the Pod (403 "no PriorityClass with name ... was found"), which render does not model."""
+    the Pod: :func:`admit_create`."""
     if isinstance(spec, dict) and spec.get("priorityClassName") in SYSTEM_PRIORITY_CLASSES:
         spec["priority"] = SYSTEM_PRIORITY_CLASSES[spec["priorityClassName"]]
+
+
+class AdmissionForbidden(Rejection):
+    """An admission plugin's refusal: HTTP 403 Forbidden, ``<resource> "<name>" is forbidden: <why>``
+    (apiserver ``admission.NewForbidden``)."""
+
+    @property
+    def code(self) -> int:
+        return 403
+
+    @property
+    def reason(self) -> str:
+        return "Forbidden"
+
+    @property
+    def message(self) -> str:
+        return str(self.errors[0])
+
+
+def admit_create(obj: dict) -> None:
+    """The built-in admission plugins' refusals on CREATE (after defaulting, before webhooks): the
+    Priority plugin refuses a Pod whose ``priorityClassName`` names a class the cluster does not have
+    - render's cluster has only the built-in two (k8s v1.35 plugin/pkg/admission/priority admitPod).
+    Mutating admission runs before the name is generated, so the error names the ``generateName``
+    (``extractResourceName``)."""
+    if obj.get("kind") != "Pod":
+        return
+    wanted = (obj.get("spec") or {}).get("priorityClassName")
+    if wanted and wanted not in SYSTEM_PRIORITY_CLASSES:
+        md = obj["metadata"]
+        name = md.get("generateName") or md.get("name")
+        raise AdmissionForbidden("forbidden", f'pods "{name}"',
+                                 [plain(f'pods "{name}" is forbidden: no PriorityClass with name {wanted} was found')])
 
 
 def _default_statefulset(sts: dict) -> None:

@@ -10,7 +10,9 @@ A fault names its pods by Job and completion index, never by generated pod name:
   the lowercase label value ``master`` / ``worker``) for a PyTorchJob, ``lws: <name>`` (+ ``group``)
   for a LeaderWorkerSet;
 * ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``, or a
-  LeaderWorkerSet's ``worker-index``) or ``pod: all``.
+  LeaderWorkerSet's ``worker-index``) or ``pod: all``. The pods of a NonIndexed Job have no completion
+  index: there ``pod: n`` is the n-th of the Job's eligible pods in name order (they come from one
+  template, so which pod a backend's generated names put n-th does not matter).
 
 Pod-ending faults pick live pods (not finished, not being deleted); ``releaseTermination`` picks
 pods that carry the hold finalizer. A fault that selects nothing is an error of the case.
@@ -115,18 +117,30 @@ def select_pods(cluster, fault: dict, held: bool = False) -> list[dict]:
         index_key = selector.index_key
     else:
         jobs = [j for j in cluster.list("batch", "Job", namespace) if _job_selected(j, fault)]
-        candidates = [pod for job in jobs for pod in cluster.list("", "Pod", namespace, owner=job)]
+        candidates = [pod for job in jobs for pod in sorted(cluster.list("", "Pod", namespace, owner=job),
+                                                             key=lambda p: p["metadata"]["name"])]
         index_key = COMPLETION_INDEX
     wanted = fault.get("pod", "all")
     pods = []
+    ordinal: dict[str, int] = {}  # per Job: how many of its eligible pods without an index came before
     for pod in candidates:
-        if wanted != "all" and _index(pod, index_key) != str(wanted):
-            continue
         if held:
-            if HOLD_FINALIZER in pod["metadata"].get("finalizers", []):
-                pods.append(pod)
-        elif fault["fault"] == "holdTermination" or _live(pod):
-            pods.append(pod)
+            eligible = HOLD_FINALIZER in pod["metadata"].get("finalizers", [])
+        else:
+            eligible = fault["fault"] == "holdTermination" or _live(pod)
+        if not eligible:
+            continue
+        if wanted != "all":
+            index = _index(pod, index_key)
+            if index is None and selector is None:
+                # A NonIndexed Job's pods have no completion index: `pod: n` is the n-th of its eligible
+                # pods in name order. They are interchangeable (one template), so which one a backend's
+                # generated names make n-th does not change the outcome.
+                owner = next((r.get("uid") for r in pod["metadata"].get("ownerReferences", []) if r.get("controller")), "")
+                index, ordinal[owner] = str(ordinal.get(owner, 0)), ordinal.get(owner, 0) + 1
+            if index != str(wanted):
+                continue
+        pods.append(pod)
     return pods
 
 
@@ -188,7 +202,7 @@ def _node_pressure_evicted(cluster, pod: dict, fault: dict) -> None:
             cs.update({"ready": False, "started": False,
                        "state": {"terminated": {"exitCode": 137, "reason": "Error", "startedAt": cluster.now(),
                                                 "finishedAt": cluster.now()}}})
-    kubelet.set_ready(cluster, pod, False)
+    kubelet.set_not_ready(cluster, pod)
     cluster.update(pod)
 
 

@@ -23,7 +23,9 @@ class FakeKubelet:
 
     def reconcile(self, cluster, pod: dict) -> None:
         status = pod.get("status") or {}
-        if status.get("phase", "Pending") == "Pending" and "containerStatuses" not in status:
+        # The apiserver stores every new pod with phase Pending; this stand-in writes Running (and the
+        # container statuses) in one go, so Pending means "not started yet".
+        if status.get("phase") == "Pending":
             now = cluster.now()
             containers = [c for c in (pod.get("spec") or {}).get("containers") or [] if isinstance(c, dict)]
             pod["status"] = {
@@ -38,7 +40,7 @@ class FakeKubelet:
             cluster.update(pod)
         elif pod["metadata"].get("deletionTimestamp") and status["phase"] not in TERMINAL:
             status["phase"] = "Failed"
-            set_ready(cluster, pod, False)
+            set_not_ready(cluster, pod)
             cluster.update(pod)
 
 
@@ -58,37 +60,35 @@ def container_exit(cluster, pod: dict, exit_code: int, container: str | None = N
     Otherwise the container stays terminated; once every container is, the pod is Succeeded
     (all exited 0) or Failed. Reasons are the kubelet's: ``Completed`` for 0, ``Error`` otherwise.
     """
-    status = pod.setdefault("status", {})
-    restart_policy = (pod.get("spec") or {}).get("restartPolicy", "Always")
+    status = pod["status"]  # a running pod: this stand-in wrote its status and containerStatuses
+    restart_policy = pod["spec"].get("restartPolicy", "Always")
     now = cluster.now()
     terminated = {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
                   "startedAt": now, "finishedAt": now}
-    for cs in status.get("containerStatuses", []):
-        if container is not None and cs.get("name") != container:
+    for cs in status["containerStatuses"]:
+        if container is not None and cs["name"] != container:
             continue
-        if "terminated" in (cs.get("state") or {}):
+        if "terminated" in cs["state"]:
             continue
         if exit_code != 0 and restart_policy in ("OnFailure", "Always"):
-            cs["restartCount"] = cs.get("restartCount", 0) + 1
+            cs["restartCount"] += 1
             cs["lastState"] = {"terminated": dict(terminated)}
             cs["state"] = {"running": {"startedAt": now}}
         else:
             cs["state"] = {"terminated": dict(terminated)}
             cs["ready"] = False
             cs["started"] = False
-    states = [cs.get("state") or {} for cs in status.get("containerStatuses", [])]
+    states = [cs["state"] for cs in status["containerStatuses"]]
     if states and all("terminated" in s for s in states):
-        failed = any(s["terminated"].get("exitCode") for s in states)
+        failed = any(s["terminated"]["exitCode"] for s in states)
         status["phase"] = "Failed" if failed else "Succeeded"
-        set_ready(cluster, pod, False)
+        set_not_ready(cluster, pod)
     cluster.update(pod)
 
 
-def set_ready(cluster, pod: dict, ready: bool) -> None:
-    conditions = pod.setdefault("status", {}).setdefault("conditions", [])
-    value = "True" if ready else "False"
-    cond = meta.find_by(conditions, "type", "Ready")
-    if cond is None:
-        conditions.append({"type": "Ready", "status": value, "lastTransitionTime": cluster.now()})
-    elif cond.get("status") != value:
-        cond.update({"status": value, "lastTransitionTime": cluster.now()})
+def set_not_ready(cluster, pod: dict) -> None:
+    """The pod's Ready condition becomes False - when it stops (its containers ended, it is deleted or
+    evicted). Every pod this is called for is running and ready: this stand-in starts each pod Ready,
+    and a pod leaves its Ready phase only once, so the condition is there and True."""
+    cond = meta.find_by(pod["status"]["conditions"], "type", "Ready")
+    cond.update({"status": "False", "lastTransitionTime": cluster.now()})

@@ -85,6 +85,37 @@ def test_jobset_ready_counts_only_unfinished_jobs_of_the_current_attempt():
     assert _jobset_reasons([_jobset(ready=0, restarts=1)] + jobs) == []
 
 
+def _batch_job(spec: dict, **status) -> dict:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ns", "uid": "job-uid"},
+            "spec": spec, "status": status}
+
+
+def _job_pod(name: str, phase: str) -> dict:
+    return {**_pod(name, phase), "spec": {"schedulerName": "default-scheduler", "nodeName": "node-0"},
+            "status": {"phase": phase, "conditions": [{"type": "Ready", "status": str(phase == "Running")}]}}
+
+
+def _job_reasons(objects):
+    return [r for r in reasons_not_steady(objects) if r.startswith("Job ns/j")]
+
+
+def test_work_queue_job_wants_no_new_pod_after_a_success():
+    spec = {"parallelism": 2}  # no completions
+    one_left = [_job_pod("j-a", "Succeeded"), _job_pod("j-b", "Running")]
+    assert _job_reasons([_batch_job(spec, active=1, ready=1, succeeded=1)] + one_left) == []
+    [reason] = _job_reasons([_batch_job(spec, active=1, ready=1)] + [_job_pod("j-b", "Running")])
+    assert reason.endswith("1 of 2 pod(s) created")
+
+
+def test_job_whose_pods_the_apiserver_refuses_is_not_waited_for():
+    job = _batch_job({"parallelism": 2, "completions": 2}, ready=0)
+    refused = {"apiVersion": "v1", "kind": "Event", "type": "Warning", "reason": "FailedCreate",
+               "involvedObject": {"kind": "Job", "uid": "job-uid"},
+               "message": 'Error creating: pods "j-0-" is forbidden: no PriorityClass with name x was found'}
+    assert _job_reasons([job]) == ["Job ns/j: 0 of 2 pod(s) created"]
+    assert _job_reasons([job, refused]) == []
+
+
 def test_young_trainjob_waits_for_its_runtime_to_be_marked_in_use():
     import datetime as dt
 

@@ -276,7 +276,8 @@ def _reasons_not_steady(objects: list[dict], status_too: bool):
             if reason:
                 yield f"{meta.describe(job)}: {reason}"
         if job.get("kind") == "Job" and job.get("apiVersion") == "batch/v1":
-            reason = _job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []), status_too)
+            reason = _job_behind(job, pods_by_owner.get(job["metadata"].get("uid", ""), []), status_too,
+                                 job["metadata"].get("uid", "") in refused)
             if reason:
                 yield f"{meta.describe(job)}: {reason}"
     yield from _children_missing(objects)
@@ -604,13 +605,15 @@ CHILDREN = {
 
 def _pods_refused(event: dict) -> bool:
     """A Warning Event saying the apiserver refused a controller's pod: Volcano's ``FailedCreate``
-    ("Error creating pods: [...]") or the reference operator's ``ReconcileError`` with the apiserver's
-    ``Pod "<name>" is invalid: ...``. (Other Warnings about a Volcano Job come and go while its pods
-    are still being made.)"""
+    ("Error creating pods: [...]"), kube-controller-manager's Job controller's ``FailedCreate``
+    ("Error creating: <err>", controller_utils.go RealPodControl) or the reference operator's
+    ``ReconcileError`` with the apiserver's ``Pod "<name>" is invalid: ...``. (Other Warnings about a
+    Volcano Job come and go while its pods are still being made.)"""
     if event.get("kind") != "Event" or event.get("type") != "Warning":
         return False
     message = event.get("message") or ""
-    return message.startswith("Error creating pods: ") or (message.startswith('Pod "') and " is invalid: " in message)
+    return message.startswith(("Error creating pods: ", "Error creating: ")) or (
+        message.startswith('Pod "') and " is invalid: " in message)
 
 
 def _volcano_job_behind(job: dict, pods: list[dict], refused: bool = False) -> str | None:
@@ -719,7 +722,10 @@ def _held(obj: dict, has_blocking_dependents) -> bool:
     return finalizers == [HOLD_FINALIZER] or (not finalizers and has_blocking_dependents())
 
 
-def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:
+def _job_behind(job: dict, pods: list[dict], status_too: bool, refused: bool = False) -> str | None:
+    """A Job whose counts disagree with its pods, or with fewer pods than manageJob wants: min(parallelism,
+    completions - succeeded); without completions parallelism until a pod succeeded, then no new one -
+    unless a Warning Event says the apiserver refused its pods (:func:`_pods_refused`), which stays so."""
     spec, status = job.get("spec") or {}, job.get("status") or {}
     if job["metadata"].get("deletionTimestamp"):
         return None  # a Job being deleted creates no pods; "being deleted" itself is judged above
@@ -727,10 +733,13 @@ def _job_behind(job: dict, pods: list[dict], status_too: bool) -> str | None:
                and not p["metadata"].get("deletionTimestamp")]
     if status.get("active", 0) != len(running):
         return f"status.active {status.get('active', 0)} but {len(running)} unfinished pod(s)"
-    if not _finished(job) and not spec.get("suspend"):
+    if not _finished(job) and not spec.get("suspend") and not refused:
         parallelism = spec.get("parallelism", 1)
         completions = spec.get("completions")
-        wanted = parallelism if completions is None else min(parallelism, completions - status.get("succeeded", 0))
+        if completions is None:  # a work-queue Job: after a success it starts no pod any more
+            wanted = 0 if status.get("succeeded", 0) else parallelism
+        else:
+            wanted = min(parallelism, completions - status.get("succeeded", 0))
         if len(running) < wanted:
             return f"{len(running)} of {wanted} pod(s) created"
     if status_too:
