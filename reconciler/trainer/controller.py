@@ -2,9 +2,10 @@
 
 Once the JobSet exists, nothing is rebuilt (upstream's Build returns nothing for a running,
 unsuspended JobSet); only status flows back. With runtime snapshots (v2.3) the first build writes
-the runtime into a ConfigMap and every later reconcile of a TrainJob not yet Complete or Failed
-reads it from there again, as upstream's ``NewObjects`` does on each reconcile (see :mod:`.snapshot`):
-a snapshot that went bad is reported then, one deleted is written again from the runtime.
+the runtime into a ConfigMap and every later reconcile of a TrainJob not yet Complete (a Failed
+one too: see ``_finished``) reads it from there again, as upstream's ``NewObjects`` does on each
+reconcile (see :mod:`.snapshot`): a snapshot that went bad is reported then, one deleted is written
+again from the runtime.
 Not modelled: that upstream also applies the MPI hostfile ConfigMap again on each reconcile.
 """
 
@@ -45,8 +46,11 @@ def _not_found(trainjob: dict) -> str:
 
 
 def _finished(trainjob: dict) -> bool:
-    """``IsTrainJobFinished``: condition Complete or Failed is True."""
-    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+    """Whether v2.3's Reconcile skips ``reconcileObjects``: ``IsTrainJobFinished`` (Complete or Failed
+    True), asked only after ``removeFailedCondition`` dropped a Failed condition whose reason is not
+    DeadlineExceeded. Every Failed condition here is the JobSet's (activeDeadlineSeconds is not
+    modelled), so only Complete finishes: a Failed TrainJob still reads its snapshot."""
+    return any(c.get("type") == "Complete" and c.get("status") == "True"
                for c in (trainjob.get("status") or {}).get("conditions") or [])
 
 
