@@ -135,6 +135,25 @@ def test_young_trainjob_waits_for_its_runtime_to_be_marked_in_use():
     assert runtimes_not_marked_in_use([old], lambda tj: bare) == []  # past the grace: judged by the golden
 
 
+def test_deleted_cluster_runtime_waits_for_its_in_use_finalizer_to_come_off():
+    from conformance.live.steady import cluster_runtimes_not_released
+
+    fin = "trainer.kubeflow.org/resource-in-use"
+    deleting = {"metadata": {"name": "torch-distributed", "deletionTimestamp": "2026-01-01T00:00:00Z",
+                             "finalizers": ["example.com/keep", fin]}}
+    trainjob = {"kind": "TrainJob", "metadata": {"name": "tj", "namespace": "ns"},
+                "spec": {"runtimeRef": {"name": "torch-distributed", "kind": "ClusterTrainingRuntime"}}}
+    [reason] = cluster_runtimes_not_released([deleting], [])
+    assert reason.startswith("ClusterTrainingRuntime torch-distributed: being deleted")
+    assert cluster_runtimes_not_released([deleting], [trainjob]) == []  # still in use: rightly kept
+    namespaced_ref = {**trainjob, "spec": {"runtimeRef": {"name": "torch-distributed", "kind": "TrainingRuntime"}}}
+    assert len(cluster_runtimes_not_released([deleting], [namespaced_ref])) == 1  # refers to another kind
+    released = {"metadata": {**deleting["metadata"], "finalizers": ["example.com/keep"]}}
+    assert cluster_runtimes_not_released([released], []) == []  # the in-use finalizer is off: another's to drop
+    kept = {"metadata": {"name": "torch-distributed", "finalizers": [fin]}}
+    assert cluster_runtimes_not_released([kept], []) == []  # not being deleted: nothing to release
+
+
 # ---------------------------------------------------------------- PyTorchJob (training-operator v1)
 
 def _stamp(seconds_ago: float = 0) -> str:

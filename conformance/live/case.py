@@ -36,7 +36,7 @@ from ..outcome import Outcome, RejectionRecord
 from . import events, external, gozero, keyorder, platform, rejections, runtime_cache
 from .isolation import NamespaceMap
 from .session import LiveSession
-from .steady import FirstReason, reasons_not_steady, runtimes_not_marked_in_use
+from .steady import FirstReason, cluster_runtimes_not_released, reasons_not_steady, runtimes_not_marked_in_use
 
 FIELD_MANAGER = "training-conformance"
 CASE_LABEL = "training-conformance.io/case"
@@ -208,6 +208,9 @@ class CaseRun:
         if self.profile.runtime_in_use_finalizer:
             trainjobs = [o for o in objects if o.get("kind") == "TrainJob"]
             reasons += runtimes_not_marked_in_use(trainjobs, self._runtime_of)
+            runtimes = [self.session.cache.get(("trainer.kubeflow.org", "ClusterTrainingRuntime", "", o["metadata"]["name"]))
+                        for o in self.cluster_scoped if o.get("kind") == "ClusterTrainingRuntime"]
+            reasons += cluster_runtimes_not_released([r for r in runtimes if r is not None], trainjobs)
         return reasons
 
     def _runtime_of(self, trainjob: dict) -> dict | None:

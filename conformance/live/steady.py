@@ -319,6 +319,26 @@ def runtimes_not_marked_in_use(trainjobs: list[dict], runtime_of) -> list[str]:
     return reasons
 
 
+def cluster_runtimes_not_released(runtimes: list[dict], trainjobs: list[dict]) -> list[str]:
+    """Trainer v2.0/v2.1 take the finalizer ``trainer.kubeflow.org/resource-in-use`` off a runtime
+    being deleted once no TrainJob refers to it - v2.1.0 a second after the TrainJob's delete event
+    (NotifyTrainJobUpdate: AddAfter 1 s), which may come after the case's namespaces went quiet (the
+    last step of a Foreground delete). A TrainingRuntime waits in the namespace rules (being deleted,
+    not in use); a ClusterTrainingRuntime is no namespace's object, so its wait is here: one of
+    ``runtimes`` (the case's, as cached) being deleted with the finalizer while none of ``trainjobs``
+    refers to it is not steady yet."""
+    reasons = []
+    for runtime in runtimes:
+        md = runtime["metadata"]
+        if not md.get("deletionTimestamp") or IN_USE_FINALIZER not in (md.get("finalizers") or []):
+            continue
+        if not any(((tj.get("spec") or {}).get("runtimeRef") or {}).get("kind") == "ClusterTrainingRuntime"
+                   and tj["spec"]["runtimeRef"].get("name") == md.get("name") for tj in trainjobs):
+            reasons.append(f"ClusterTrainingRuntime {md.get('name')}: being deleted, in use by no TrainJob, "
+                           "still has the in-use finalizer")
+    return reasons
+
+
 def _young(obj: dict) -> bool:
     return _recent((obj.get("metadata") or {}).get("creationTimestamp"))
 
