@@ -34,6 +34,17 @@ def _runtime_type(ref: dict) -> str:
     return "ClusterTrainingRuntime" if ref.get("kind") == "ClusterTrainingRuntime" else "TrainingRuntime"
 
 
+def _syntax_error(exc: yaml.MarkedYAMLError) -> str:
+    """sigs.k8s.io/yaml's error for a YAML syntax error: "error converting YAML to JSON: " + go-yaml v2's
+    (decode.go parser.fail): "yaml: line N: <problem>". go-yaml is a port of libyaml, whose problem texts
+    and marks PyYAML's C loader hands over as they are; N is the problem mark's line, counted from 0
+    (a scanner error adds 1), and no "line N: " is written when that is 0. (go-yaml falls back to the
+    context mark then, but a context never comes after its problem, so it is 0 too.)"""
+    line = exc.problem_mark.line + (1 if isinstance(exc, yaml.scanner.ScannerError) else 0)
+    where = f"line {line}: " if exc.problem_mark.line else ""
+    return f"error converting YAML to JSON: yaml: {where}{exc.problem}"
+
+
 def name_for(trainjob: dict) -> str:
     return trainjob["metadata"]["name"] + SUFFIX
 
@@ -61,8 +72,10 @@ def read(cm: dict, trainjob: dict) -> dict:
         raise SnapshotError(f'invalid runtime snapshot: snapshot ConfigMap missing "{DATA_KEY}" data key')
     ref = trainjob["spec"]["runtimeRef"]
     try:
-        runtime = yaml.safe_load(text)
-    except yaml.YAMLError as exc:  # (the wording of a syntax error is PyYAML's here, go-yaml's upstream)
+        runtime = yaml.load(text, Loader=yaml.CSafeLoader)  # libyaml's parser, as go-yaml's: see _syntax_error
+    except (yaml.scanner.ScannerError, yaml.parser.ParserError) as exc:
+        raise SnapshotError(f"invalid runtime snapshot: unable to unmarshal the snapshot: {_syntax_error(exc)}") from None
+    except yaml.YAMLError as exc:  # (other errors - an undefined alias, a tag - keep PyYAML's wording: not modelled)
         raise SnapshotError(f"invalid runtime snapshot: unable to unmarshal the snapshot: {exc}") from None
     if runtime is None:
         runtime = {}  # an empty or null document decodes to the zero runtime, which the checks below refuse
