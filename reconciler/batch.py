@@ -21,6 +21,8 @@ Failure handling (shared/reference/volcano-jobset-restart.md §2.3, kubernetes
 * otherwise missing indexes (the lowest first) get a pod; a terminating pod keeps its index only with
   ``podReplacementPolicy: Failed`` (the default when a pod failure policy is set); a Job without
   ``completions`` runs ``parallelism`` pods until one succeeds, and then starts none;
+* a Job whose ``spec.managedBy`` names another controller than ``kubernetes.io/job-controller`` is
+  not synced at all (``managedByExternalController``; JobManagedBy is GA in v1.35): no pod, no status;
 * a Job being deleted is synced all the same (counts, conditions, ``active``/``ready``), creates no
   pod and releases every pod's finalizer.
 
@@ -45,6 +47,7 @@ POD_FAILURE_POLICY = "PodFailurePolicy"
 JOB_SUSPENDED = ("JobSuspended", "Job suspended")
 JOB_RESUMED = ("JobResumed", "Job resumed")
 _TERMINAL = ("Succeeded", "Failed")
+JOB_CONTROLLER_NAME = "kubernetes.io/job-controller"
 
 
 class JobController:
@@ -55,7 +58,9 @@ class JobController:
     def reconcile(self, cluster, obj: dict) -> None:
         if obj["kind"] == "Pod":
             self._release_orphan(cluster, obj)
-        else:
+        elif obj["spec"].get("managedBy", JOB_CONTROLLER_NAME) == JOB_CONTROLLER_NAME:
+            # managedByExternalController (JobManagedBy, GA in v1.35): a Job whose spec.managedBy names
+            # another controller is left to it - no pod, no status.
             self._sync(cluster, obj)
 
     @staticmethod

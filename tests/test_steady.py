@@ -116,6 +116,15 @@ def test_job_whose_pods_the_apiserver_refuses_is_not_waited_for():
     assert _job_reasons([job, refused]) == []
 
 
+def test_job_managed_by_another_controller_is_not_waited_for():
+    """kube-controller-manager skips a Job whose spec.managedBy names another controller
+    (managedByExternalController): no pod and no status are coming."""
+    spec = {"parallelism": 1, "completions": 1, "managedBy": "example.com/custom-controller"}
+    assert _job_reasons([_batch_job(spec)]) == []
+    ours = dict(spec, managedBy="kubernetes.io/job-controller")
+    assert _job_reasons([_batch_job(ours)]) == ["Job ns/j: 0 of 1 pod(s) created"]
+
+
 def test_young_trainjob_waits_for_its_runtime_to_be_marked_in_use():
     import datetime as dt
 

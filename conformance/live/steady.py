@@ -749,6 +749,8 @@ def _job_behind(job: dict, pods: list[dict], status_too: bool, refused: bool = F
     spec, status = job.get("spec") or {}, job.get("status") or {}
     if job["metadata"].get("deletionTimestamp"):
         return None  # a Job being deleted creates no pods; "being deleted" itself is judged above
+    if spec.get("managedBy", "kubernetes.io/job-controller") != "kubernetes.io/job-controller":
+        return None  # kube-controller-manager leaves it to the controller it names (JobManagedBy)
     running = [p for p in pods if (p.get("status") or {}).get("phase") not in _TERMINAL
                and not p["metadata"].get("deletionTimestamp")]
     if status.get("active", 0) != len(running):
