@@ -97,10 +97,12 @@ def default(obj: dict) -> dict:
     if kind == "Secret":
         obj.setdefault("type", "Opaque")
     elif kind == "Service":
-        spec = obj.setdefault("spec", {})
+        if obj.get("spec") is None:  # absent or JSON null: Go decodes either into the zero ServiceSpec
+            obj["spec"] = {}
+        spec = obj["spec"]
         spec.setdefault("type", "ClusterIP")
         spec.setdefault("sessionAffinity", "None")
-        for port in spec.get("ports", []):
+        for port in spec.get("ports") or []:
             port.setdefault("protocol", "TCP")
             port.setdefault("targetPort", port.get("port"))
     elif kind == "Job":
