@@ -35,6 +35,28 @@ _VALUELESS = {REQUIRED, FORBIDDEN, TOO_LONG}
 _OMIT = object()
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+               "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(text: str) -> str:
+    """Go's ``%q`` of a string (``strconv.Quote``): printable runes as they are, the C escapes, other
+    runes below 0x80 as ``\\xNN``, other non-printable runes as ``\\uNNNN`` / ``\\UNNNNNNNN``."""
+    out = []
+    for ch in text:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
 def render_value(value) -> str:
     """Render a bad value like ``field.Error.ErrorBody`` does for the JSON values we meet."""
     if hasattr(value, "go_repr"):
@@ -46,7 +68,7 @@ def render_value(value) -> str:
     if isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, str):
-        return json.dumps(value)
+        return go_quote(value)
     # Structs and lists print with Go's %#v upstream; a compact JSON form is the honest stand-in.
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pickle
 from typing import Iterable
 
+from .errors import go_quote
+
 
 def clone(value):
     """A deep copy of plain API data (dicts, lists, scalars); pickle makes it ~3x faster than
@@ -29,7 +31,8 @@ def ref(obj: dict) -> str:
     group = group_of(obj.get("apiVersion", ""))
     kind = obj.get("kind", "")
     name = (obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}).get("name", "")
-    return f'{kind}.{group} "{name}"' if group else f'{kind} "{name}"'
+    quoted = go_quote(name) if isinstance(name, str) else f'"{name}"'  # %q of the name
+    return f'{kind}.{group} {quoted}' if group else f'{kind} {quoted}'
 
 
 def describe(obj: dict) -> str:

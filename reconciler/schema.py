@@ -376,13 +376,15 @@ def _validate(value, schema: dict, path: str) -> list[FieldError]:
             for i, item in enumerate(value):
                 errors.extend(_validate(item, items, f"{path}[{i}]"))
     if isinstance(value, dict):
-        for key in schema.get("required", []):
-            if key not in value:
-                errors.append(FieldError(REQUIRED, _join(path, key), blocking=True))
+        # kube-openapi's objectValidator: the properties' own errors first, then this object's
+        # missing required keys (a nested Required comes before its parent's).
         props = schema.get("properties") or {}
         for key, sub in props.items():
             if key in value:
                 errors.extend(_validate(value[key], sub, _join(path, key)))
+        for key in schema.get("required", []):
+            if key not in value:
+                errors.append(FieldError(REQUIRED, _join(path, key), blocking=True))
         additional = schema.get("additionalProperties")
         if isinstance(additional, dict) and not props:
             for key, item in value.items():
@@ -415,12 +417,15 @@ def _list_uniqueness(value: list, schema: dict, path: str) -> list[FieldError]:
     list_type = schema.get("x-kubernetes-list-type")
     seen: dict = {}
     errors = []
+    if list_type == "map":
+        # listtype validateListMap: nulls and objects only, and only the first other item is reported;
+        # a null item is one whose keys are all unspecified.
+        for i, item in enumerate(value):
+            if item is not None and not isinstance(item, dict):
+                return [FieldError(INVALID, f"{path}[{i}]", "must be an object for an array of list-type map", item)]
     for i, item in enumerate(value):
-        if list_type == "map" and not isinstance(item, dict):
-            errors.append(FieldError(INVALID, f"{path}[{i}]", "must be an object for an array of list-type map", item))
-            continue
         if list_type == "map":
-            shown = {k: item.get(k) for k in schema.get("x-kubernetes-list-map-keys", [])}
+            shown = {k: (item or {}).get(k) for k in schema.get("x-kubernetes-list-map-keys", [])}
             key = json.dumps(shown, sort_keys=True, default=str)
         elif list_type == "set":
             key, shown = json.dumps(item, sort_keys=True, default=str), item
