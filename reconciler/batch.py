@@ -106,6 +106,13 @@ class JobController:
         elif not deleting:
             # syncJob after manageJob: the JobSuspended condition follows spec.suspend.
             if job["spec"].get("suspend"):
+                # manageJob: a suspended Job deletes all its active pods (deleteJobPods lets go of each
+                # first, so none is counted as failed); they count as terminating until they are gone.
+                for pod in active:
+                    _release(cluster, pod)
+                    cluster.delete(pod)
+                terminating += active
+                active = []
                 _ensure_condition(cluster, status, "Suspended", "True", *JOB_SUSPENDED)
             else:
                 _ensure_condition(cluster, status, "Suspended", "False", *JOB_RESUMED)
