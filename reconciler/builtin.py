@@ -218,6 +218,10 @@ def _default_job(job: dict) -> None:
                 pattern.setdefault("status", "True")
     if spec["completionMode"] == "Indexed":
         spec.setdefault("completions", spec["parallelism"])
+    # A Job without labels takes its pod template's label map - the same Go map, not a copy, so the
+    # labels the strategy generates into the template below (generateSelector) land on the Job too.
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    shares_labels = template_labels is not None and not job["metadata"].get("labels")
     # The generated selector: the apiserver keys it on the Job's own UID.
     uid = job["metadata"].get("uid")
     name = job["metadata"].get("name")
@@ -228,6 +232,8 @@ def _default_job(job: dict) -> None:
             "batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
             "controller-uid": uid, "job-name": name,
         })
+    if shares_labels:
+        job["metadata"]["labels"] = dict(spec["template"]["metadata"]["labels"])
 
 
 def validate(obj: dict) -> list[FieldError]:
