@@ -359,3 +359,24 @@ def test_other_lists_keep_their_live_order():
     other_group = _jobset_status("workers", "leader", api_version="example.com/v1")
     [kept] = keyorder.reorder_like([other_group], [_jobset_status("leader", "workers", api_version="example.com/v1")])
     assert [s["name"] for s in kept["status"]["replicatedJobsStatus"]] == ["workers", "leader"]
+
+
+def test_lws_rolling_step_left_follows_rolling_update_partition():
+    from conformance.live import steady
+
+    ready_old, down, done = (True, False), (False, False), (True, True)
+    # Group 0 down, group 1 ready on the old revision: the unavailable group holds the partition at 2.
+    assert not steady._rolling_step_left({0: down, 1: ready_old}, 2, 2, 2, 0, 1)
+    # Groups without a worker StatefulSet are missing from the states: every group down still moves 2 -> 1 ...
+    assert steady._rolling_step_left({}, 2, 2, 2, 0, 1)
+    # ... and no lower than rollingStepPartition.
+    assert not steady._rolling_step_left({}, 1, 2, 2, 0, 1)
+    # replicas 4, maxUnavailable 2, group 0 down: 4 -> 3, then 3 -> 2 once group 3 is done, then 2 -> 0.
+    assert steady._rolling_step_left({0: down, 1: ready_old, 2: ready_old, 3: ready_old}, 4, 4, 4, 0, 2)
+    assert not steady._rolling_step_left({0: down, 1: ready_old, 2: ready_old, 3: ready_old}, 3, 4, 4, 0, 2)
+    assert steady._rolling_step_left({0: down, 1: ready_old, 2: ready_old, 3: done}, 3, 4, 4, 0, 2)
+    assert steady._rolling_step_left({0: down, 1: ready_old, 2: done, 3: done}, 2, 4, 4, 0, 2)
+    # The partition floor, and surge groups or a percentage: the coarser test (groups above all done).
+    assert not steady._rolling_step_left({0: done, 1: done}, 1, 2, 2, 1, 1)
+    assert steady._rolling_step_left({0: ready_old, 1: done, 2: done}, 1, 3, 2, 0, 1)
+    assert not steady._rolling_step_left({0: ready_old, 1: down}, 1, 2, 2, 0, "50%")

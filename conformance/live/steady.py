@@ -27,9 +27,11 @@ time of the last one per namespace and wakes waiters. A case is steady when
    every LeaderWorkerSet has its leader StatefulSet (unless older than ``CHILD_GRACE``), counts
    the StatefulSet's replicas and its ready and updated groups, has
    ``Available`` exactly when all its groups are ready and updated, a worker StatefulSet for
-   every leader pod that needs one (size > 1, not being deleted, Ready under ``LeaderReady``), a
-   revision of its current template, no step of a rolling update left (partition above the
-   floor, or surge groups, while the groups above are ready and updated) and, under
+   every leader pod that needs one (size > 1, not being deleted, Ready under ``LeaderReady``, none
+   refused: a Warning ``FailedCreate`` names it), a revision of its current template, no step of a
+   rolling update left (:func:`_rolling_step_left`: ``rollingUpdatePartition`` would move the
+   partition; with surge groups, the groups above it ready and updated), no foreground deletion
+   still under way (the garbage collector requeues a waiting owner with back-off) and, under
    ``RecreateGroupOnPodRestart``, no restarted or deleting pod whose leader is not deleted yet, and
 5. no event arrived in those namespaces for ``quiet`` seconds - the window in which an operator
    reacts to the last change (our reference operator takes milliseconds).
@@ -881,7 +883,9 @@ def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
     (``StatefulsetReady``), updated when both carry the leader StatefulSet's revision key."""
     md, spec, status = lws["metadata"], lws.get("spec") or {}, lws.get("status") or {}
     if md.get("deletionTimestamp"):
-        return None
+        # Deleted in Foreground: the garbage collector still has its dependents to delete (it requeues
+        # an owner waiting for them with back-off, so quiet alone does not mean done).
+        return "foreground deletion still under way" if "foregroundDeletion" in (md.get("finalizers") or []) else None
     namespace, name = md.get("namespace"), md["name"]
     sets = {o["metadata"]["name"]: o for o in objects if _of(o, STATEFULSET) and o["metadata"].get("namespace") == namespace}
     leader_sts = sets.get(name)
@@ -912,6 +916,8 @@ def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
     ready_groups, updated_groups, all_ready, all_updated = 0, 0, True, True
     group_state: dict[int, tuple[bool, bool]] = {}
     seen_groups = set()
+    refused = {o.get("message") for o in objects if o.get("kind") == "Event" and o.get("type") == "Warning"
+               and o.get("reason") == "FailedCreate" and (o.get("involvedObject") or {}).get("uid") == md.get("uid")}
     for pod in objects:
         labels = (pod.get("metadata") or {}).get("labels") or {}
         if pod.get("kind") != "Pod" or pod["metadata"].get("namespace") != namespace or \
@@ -919,10 +925,12 @@ def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
             continue
         workers = sets.get(pod["metadata"]["name"])
         if size > 1 and workers is None:
-            # A leader carrying the workers' leader-name annotation gets none (pod_controller.go's guard).
+            # A leader carrying the workers' leader-name annotation gets none (pod_controller.go's guard),
+            # nor one whose worker StatefulSet the apiserver refused (the Warning FailedCreate says so).
             if not pod["metadata"].get("deletionTimestamp") and \
                     (spec.get("startupPolicy") != "LeaderReady" or _pod_ready(pod)) and \
-                    not (pod["metadata"].get("annotations") or {}).get(_LWS_PREFIX + "leader-name"):
+                    not (pod["metadata"].get("annotations") or {}).get(_LWS_PREFIX + "leader-name") and \
+                    f"Failed to create worker statefulset for leader pod {pod['metadata']['name']}" not in refused:
                 return f"no worker StatefulSet for leader pod {pod['metadata']['name']} yet"
             continue
         group = labels.get(_LWS_PREFIX + "group-index", "")
@@ -947,10 +955,11 @@ def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
         return f"status.updatedReplicas {status.get('updatedReplicas', 0)} but {updated_groups} updated group(s)"
     partition = ((leader_sts["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition", 0)
     sts_replicas = leader_sts["spec"].get("replicas", 1)
-    if (partition > floor or sts_replicas != replicas) and all(
-            group_state.get(i) == (True, True) for i in range(min(partition, sts_replicas), sts_replicas)):
+    config = (spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
+    if (partition > floor or sts_replicas != replicas) and _rolling_step_left(
+            group_state, partition, sts_replicas, replicas, floor, config.get("maxUnavailable", 1)):
         # rollingUpdateParameters moves the partition down (and takes surge groups away) as the groups
-        # above it become ready and updated: with all of them there, it has a step left to take.
+        # become ready and updated: it has a step left to take.
         return (f"rolling update not finished: leader StatefulSet partition {partition} (floor {floor}), "
                 f"replicas {sts_replicas} of {replicas}, the groups above ready and updated")
     available = any(c.get("type") == "Available" and c.get("status") == "True" for c in status.get("conditions") or [])
@@ -958,6 +967,30 @@ def _lws_behind(lws: dict, objects: list[dict]) -> str | None:
     if available != wanted:
         return f"condition Available {available} but {ready_groups} of {replicas} group(s) ready"
     return None
+
+
+def _rolling_step_left(group_state: dict[int, tuple[bool, bool]], partition: int, sts_replicas: int,
+                       replicas: int, floor: int, max_unavailable) -> bool:
+    """Whether LWS v0.7.0 would move the leader StatefulSet's partition now. Without surge groups and
+    with an integer maxUnavailable, as ``rollingUpdatePartition`` does: ``rollingStep`` groups below the
+    ready-and-updated ones at the top, raised by the unready groups under that, lowered again over
+    unready or updated groups (a group without leader or worker StatefulSet is neither). Otherwise
+    (surge, percentages) the coarser test: every group above the partition ready and updated."""
+    if sts_replicas != replicas or not isinstance(max_unavailable, int) or isinstance(max_unavailable, bool):
+        return all(group_state.get(i) == (True, True) for i in range(min(partition, sts_replicas), sts_replicas))
+    states = [group_state.get(i, (False, False)) for i in range(sts_replicas)]
+    continuous = 0
+    for state in reversed(states):
+        if state != (True, True):
+            break
+        continuous += 1
+    step_partition = max(sts_replicas - continuous - max_unavailable, 0)
+    moved = step_partition + sum(1 for i in range(step_partition) if not states[i][0])
+    for i in range(min(moved, sts_replicas - 1), step_partition - 1, -1):
+        if states[i][0] and not states[i][1]:
+            break
+        moved = i
+    return max(min(moved, partition), floor) < partition
 
 
 def _group_restart_pending(name: str, namespace: str, objects: list[dict]) -> str | None:
