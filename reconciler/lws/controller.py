@@ -422,9 +422,10 @@ def reconcile_pod(cluster, pod: dict) -> None:
         cluster.create(worker_statefulset(pod, lws, found))
     except (Rejection, AlreadyExists) as exc:
         cluster.record_event(lws, "Warning", keys.FAILED_CREATE, f"Failed to create worker statefulset for leader pod {md['name']}")
-        if isinstance(exc, AlreadyExists):
-            return  # client.IgnoreAlreadyExists
-        raise
+        # client.IgnoreAlreadyExists; any other error goes back to controller-runtime, which only logs it
+        # and retries with back-off - each retry refused the same way, recording this Event again. The
+        # Event (without the error's text) is all the operator reports, so it is all the reference reports.
+        return
     cluster.record_event(lws, "Normal", keys.GROUPS_PROGRESSING, f"Created worker statefulset for leader pod {md['name']}")
 
 
