@@ -536,6 +536,8 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
     spec = defaulted["spec"]
     if spec["runPolicy"].get("managedBy") not in (None, mpijob_keys.KUBEFLOW_CONTROLLER):
         return []
+    if md.get("deletionTimestamp"):
+        return []  # syncHandler returns at once for an MPIJob being deleted (:588-591)
     warned = bool(index.warnings_of.get(md.get("uid", "")))
     try:
         invalid = bool(mpijob_validation.validate(defaulted))
@@ -570,11 +572,14 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
         # getOrCreateWorker / deleteWorkerPods stop at a worker name taken by a pod it does not control.
         return [] if warned else ["a worker pod is not its own: no Warning Event yet"]
     if not _true(status, mpijob_keys.CREATED):
-        return ["no Created condition yet"]
+        # A refused worker or launcher creation (Warning Event MPIJobFailed) stops every sync before
+        # its status is written.
+        return [] if warned else ["no Created condition yet"]
     # updateDiscoverHostsInConfigMap: the Running workers (of its namespace, by label) as hosts.
     labels = mpijob_resources.default_labels(defaulted, mpijob_keys.ROLE_WORKER)
-    running = [p for p in index.names.values() if p.get("kind") == "Pod" and p["metadata"].get("namespace") == namespace
-               and _phase(p) == "Running" and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())]
+    labelled = [p for p in index.names.values() if p.get("kind") == "Pod" and p["metadata"].get("namespace") == namespace
+                and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())]
+    running = [p for p in labelled if _phase(p) == "Running"]
     wanted = mpijob_resources.discover_hosts(defaulted, running)
     listed = (index.get("ConfigMap", namespace, f"{name}-config").get("data") or {}).get(mpijob_keys.DISCOVER_HOSTS)
     if listed != wanted:
@@ -596,8 +601,12 @@ def _mpijob_children(job: dict, index: _Index) -> list[str]:
             reasons.append(f"Job {name}-launcher not created yet")
     replica_statuses = status.get("replicaStatuses") or {}
     written = replica_statuses.get(mpijob_keys.WORKER) or {}
+    counted = workers
+    if len(labelled) > len(workers) and any(mpijob_keys.REPLICA_INDEX_LABEL not in (p["metadata"].get("labels") or {})
+                                            for p in labelled):
+        counted = []  # getOrCreateWorker meets a labelled pod without replica-index: no workers, no error
     for counter, phase in (("active", "Running"), ("succeeded", "Succeeded"), ("failed", "Failed")):
-        count = sum(1 for w in workers if w is not None and _phase(w) == phase)
+        count = sum(1 for w in counted if w is not None and _phase(w) == phase)
         if written.get(counter, 0) != count:
             reasons.append(f"replicaStatuses.Worker.{counter} {written.get(counter, 0)} but {count} {phase} worker(s)")
     if launcher is not None and not _finished(launcher):
