@@ -38,7 +38,8 @@ def test_group_key(namespace, name, expected):
     assert webhooks.group_key(namespace, name) == expected
 
 
-@pytest.mark.parametrize("size, subgroup_size, worker, expected", [((4, 2, 2, "1")), ((5, 2, 2, "0"))])
+@pytest.mark.parametrize("size, subgroup_size, worker, expected", [((4, 2, 2, "1")), ((5, 2, 2, "0")),
+                                                                 ((3, 2, 0, "0"))])  # Go truncates (0-1)/2 to 0
 def test_subgroup_index(size, subgroup_size, worker, expected):
     # TestGetSubGroupIndex.
     assert webhooks.subgroup_index(size, subgroup_size, worker) == expected

@@ -322,12 +322,26 @@ def group_key(first: str, second: str) -> str:
 
 
 def subgroup_index(size: int, group_size: int, worker: int) -> str:
-    """``getSubGroupIndex``: the leader counts in subgroup 0 when size-1 divides into subgroups."""
+    """``getSubGroupIndex``: the leader counts in subgroup 0 when size-1 divides into subgroups. Go's
+    integer ``/`` and ``%`` truncate toward zero (a worker pod named with ordinal 0 is in subgroup
+    (0-1)/n = 0), and a subgroup-size annotation "0" is Go's integer divide by zero: a recovered panic."""
     if group_size == 0:
-        return "0"  # upstream divides by zero here; the LWS validator refuses subGroupSize 0 first
-    if (size - 1) % group_size == 0:
-        return str((worker - 1) // group_size)
-    return str(worker // group_size)
+        raise Panic("webhook", "", [plain("panic: runtime error: integer divide by zero [recovered]")],
+                    webhook=keys.POD_DEFAULTER)
+    if _go_rem(size - 1, group_size) == 0:
+        return str(_go_div(worker - 1, group_size))
+    return str(_go_div(worker, group_size))
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's integer division, truncated toward zero."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
+def _go_rem(a: int, b: int) -> int:
+    """Go's ``%``: the remainder takes the dividend's sign."""
+    return a - b * _go_div(a, b)
 
 
 def add_lws_variables(pod: dict) -> str | None:
