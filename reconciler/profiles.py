@@ -97,6 +97,9 @@ class Profile:
     #: Volcano's createJobPod gives a pod the Job's spec.priorityClassName when its template has none
     #: (volcano-sh/volcano#3739, v1.11.0); before, only schedulerName comes from the Job.
     volcano_pod_priority_from_job: bool = False
+    #: validateJobUpdate's refusal of a changed spec field also names `PriorityClassName` (volcano-sh/volcano
+    #: fb86906b5, v1.11.0); v1.10.0's text ends at "`tasks[*].replicas under spec`".
+    volcano_update_names_priority_class: bool = False
     #: PyTorchJob runPolicy.managedBy: the CRD field, the webhook's allowed values and the controller
     #: skipping jobs managed elsewhere (kubeflow/training-operator#2203, v1.9.0); before, the field is pruned.
     pytorchjob_managed_by: bool = False
@@ -164,9 +167,10 @@ VOLCANO_V1_10 = Profile(name="volcano-v1.10", suite="volcano", version=(1, 10), 
 _VOLCANO_3813 = dict(volcano_restart_targets=True, volcano_restarting_syncs=True, volcano_pod_pending_policies=True,
                      volcano_queue_lister=True, volcano_pod_priority_from_job=True)  # and #3743, #3739 (v1.11.0 too)
 VOLCANO_V1_11 = Profile(name="volcano-v1.11", suite="volcano", version=(1, 11), crd_dirs=("volcano",),
-                        volcano_plugins_as_upstream=True, **_VOLCANO_3813)
+                        volcano_plugins_as_upstream=True, volcano_update_names_priority_class=True, **_VOLCANO_3813)
 VOLCANO_V1_12 = Profile(name="volcano-v1.12", suite="volcano", version=(1, 12), crd_dirs=("volcano",),
-                        pytorch_world_size_master_worker_only=True, **_VOLCANO_3813)
+                        pytorch_world_size_master_worker_only=True, volcano_update_names_priority_class=True,
+                        **_VOLCANO_3813)
 PROFILES.update({p.name: p for p in (VOLCANO_V1_10, VOLCANO_V1_11, VOLCANO_V1_12)})
 
 # MPIJob (kubeflow.org/v2beta1) of the MPI Operator v0.6.0 (suite ``mpijob``): controller-side validation,

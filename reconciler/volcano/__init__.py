@@ -12,5 +12,6 @@ from .controller import JobController
 
 def install(cluster: Cluster) -> None:
     cluster.mutators.setdefault((keys.GROUP, "Job"), []).append(webhooks.default_job)
-    cluster.webhooks.append(Webhook(webhooks.VALIDATING_WEBHOOK, keys.GROUP, "Job", webhooks.validate_job))
+    cluster.webhooks.append(Webhook(webhooks.VALIDATING_WEBHOOK, keys.GROUP, "Job", webhooks.validate_job,
+                                    validate_update=webhooks.validate_job_update))
     cluster.controllers.append(JobController())

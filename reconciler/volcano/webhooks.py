@@ -128,6 +128,60 @@ def validate_job(job: dict, cluster) -> list[FieldError]:
     return []
 
 
+def validate_job_update(job: dict, old: dict, cluster) -> list[FieldError]:
+    """AdmitJobs on UPDATE: validateJobUpdate's error, the same 400 without a reason as on create."""
+    message = _update_message(job, old, cluster.profile)
+    if message:
+        raise BadRequest("webhook", meta.ref(job), [plain(message)], webhook=VALIDATING_WEBHOOK)
+    return []
+
+
+def _update_message(job: dict, old: dict, profile) -> str:
+    """validateJobUpdate (admit_job.go, the same in v1.10.0 and v1.12.0 but for the last text): the first
+    error, or "". Only minAvailable, each task's replicas and minAvailable and priorityClassName may change."""
+    spec, old_spec = job.get("spec") or {}, old.get("spec") or {}
+    tasks, total = spec.get("tasks") or [], 0
+    for task in tasks:
+        task_name, replicas = task.get("name", ""), task.get("replicas", 0)
+        if replicas < 0:
+            return f"'replicas' must be >= 0 in task: {task_name}"
+        if task.get("minAvailable") is not None:
+            if task["minAvailable"] < 0:
+                return f"'minAvailable' must be >= 0 in task: {task_name}"
+            if task["minAvailable"] > replicas:
+                return f"'minAvailable' must be <= 'replicas' in task: {task_name}"
+        total += replicas
+    if spec.get("minAvailable", 0) > total:
+        return "job 'minAvailable' must not be greater than total replicas"
+    if spec.get("minAvailable", 0) < 0:
+        return "job 'minAvailable' must be >= 0"
+    old_tasks = old_spec.get("tasks") or []
+    if len(old_tasks) != len(tasks):
+        return "job updates may not add or remove tasks"
+    if _frozen(spec, old_tasks) != _frozen(old_spec, old_tasks):
+        return ("job updates may not change fields other than `minAvailable`, `tasks[*].replicas under spec`"
+                + (" and `PriorityClassName`" if profile.volcano_update_names_priority_class else ""))
+    return ""
+
+
+def _frozen(spec: dict, old_tasks: list[dict]):
+    """The spec as validateJobUpdate compares it: minAvailable, priorityClassName and each task's replicas and
+    minAvailable taken from the old object, and apiequality.Semantic's nil == empty for lists and maps."""
+    spec = {k: v for k, v in spec.items() if k not in ("minAvailable", "priorityClassName")}
+    spec["tasks"] = [{**{k: v for k, v in task.items() if k not in ("replicas", "minAvailable")},
+                      **{k: old[k] for k in ("replicas", "minAvailable") if k in old}}
+                     for task, old in zip(spec.get("tasks") or [], old_tasks)]
+    return _semantic(spec)
+
+
+def _semantic(value):
+    if isinstance(value, dict):
+        return {k: _semantic(v) for k, v in value.items() if v is not None and v != [] and v != {}}
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value
+
+
 def _create_message(job: dict, profile) -> str:
     spec, name = job["spec"], job["metadata"]["name"]
     if spec.get("minAvailable", 0) < 0:
