@@ -285,7 +285,11 @@ class JobWorker:
                         to_create.append(create_job_pod(job, task, index, self.profile))
                     continue
                 if pod["metadata"].get("deletionTimestamp"):
-                    counts["terminating"] += 1
+                    # v1.10.0-v1.12.2: updatePod handed the pod to deletePod, which took it out of the job cache,
+                    # so syncJob finds its name free and creates it again; AlreadyExists is no error there, and
+                    # the empty Pod client-go returns with it is counted in phase "": unknown, under no task
+                    # (job_controller_actions.go syncJob; v1.12.3's 7978f8bc8 keeps such pods cached instead).
+                    counts["unknown" if create else "terminating"] += 1
                     continue
                 if OUT_OF_SYNC_KEY in (pod["metadata"].get("annotations") or {}):
                     to_delete.append(pod)
