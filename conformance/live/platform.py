@@ -44,7 +44,8 @@ container                          ``terminationMessagePath: /dev/termination-lo
                                    ``fieldRef.apiVersion: v1``, a probe's ``timeoutSeconds: 1``,
                                    ``periodSeconds: 10``, ``successThreshold: 1``,
                                    ``failureThreshold: 3``
-volumes                            ``defaultMode: 420`` of secret/configMap/projected sources
+volumes                            ``defaultMode: 420`` of secret/configMap/projected/downwardAPI
+                                   sources
 StatefulSet pod template           the pod-spec and container defaults above, and
 (the set's, the template in its    ``restartPolicy: Always``, judged against the
 ControllerRevisions' ``data``,     LeaderWorkerSet template they come from
@@ -236,8 +237,8 @@ def _strip_pod_spec(spec: dict | None, source: dict, pod: bool, extra: dict | No
         if not spec["volumes"]:
             del spec["volumes"]
     for volume in spec.get("volumes", []):
-        for kind in ("secret", "configMap", "projected"):
-            source_volume = meta.find_named(source.get("volumes"), volume.get("name")) or {}
+        source_volume = meta.find_named(source.get("volumes"), volume.get("name")) or {}
+        for kind in ("secret", "configMap", "projected", "downwardAPI"):
             if kind in volume:
                 _drop_default(volume[kind], source_volume.get(kind) or {}, "defaultMode", 420)
         if isinstance(volume.get("emptyDir"), dict):  # sizeLimit: a quantity, re-spelled canonically
