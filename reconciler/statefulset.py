@@ -313,9 +313,7 @@ def stored_template(template: dict) -> dict:
         for port in container.get("ports") or []:
             port.setdefault("protocol", "TCP")
         for env in container.get("env") or []:
-            field_ref = (env.get("valueFrom") or {}).get("fieldRef")
-            if isinstance(field_ref, dict):
-                field_ref.setdefault("apiVersion", "v1")
+            _default_selectors(env.get("valueFrom") or {})
         for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
             if isinstance(container.get(probe), dict):
                 for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
@@ -325,9 +323,23 @@ def stored_template(template: dict) -> dict:
         for source in ("secret", "configMap", "downwardAPI", "projected"):
             if isinstance(volume.get(source), dict):
                 volume[source].setdefault("defaultMode", 420)
+        downward = [volume.get("downwardAPI") or {}] + [
+            source.get("downwardAPI") or {} for source in (volume.get("projected") or {}).get("sources") or []]
+        for item in (item for source in downward for item in source.get("items") or []):
+            _default_selectors(item)
         if len(volume) == 1:  # a volume without a source is an emptyDir (SetDefaults_Volume)
             volume["emptyDir"] = {}
     return out
+
+
+def _default_selectors(holder: dict) -> None:
+    """An env ``valueFrom`` or a downwardAPI item (of a volume or a projected source):
+    ``SetDefaults_ObjectFieldSelector`` gives a ``fieldRef`` ``apiVersion: v1``, and a
+    ``resourceFieldRef``'s ``divisor`` - a non-pointer Quantity - is encoded as ``"0"`` when unset."""
+    if isinstance(holder.get("fieldRef"), dict):
+        holder["fieldRef"].setdefault("apiVersion", "v1")
+    if isinstance(holder.get("resourceFieldRef"), dict):
+        holder["resourceFieldRef"].setdefault("divisor", "0")
 
 
 def pull_policy(image: str) -> str:

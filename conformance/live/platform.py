@@ -132,12 +132,16 @@ def strip(objects: list[dict], inputs: list[dict], rendered: list[dict] = ()) ->
             _strip_pod_spec(obj.get("spec"), source or {}, pod=True, extra=_RESTART_DEFAULT if source is not None else None)
         elif (group, kind) == ("apps", "StatefulSet"):
             template = (obj.get("spec") or {}).get("template") or {}
-            source = _lws_source((template.get("metadata") or {}).get("labels"), obj, by_key) or {}
+            source = _lws_source((template.get("metadata") or {}).get("labels"), obj, by_key) \
+                or _statefulset_input(inputs, obj)
             _strip_pod_spec(template.get("spec"), source, pod=False, extra=_RESTART_DEFAULT)
         elif (group, kind) == ("apps", "ControllerRevision"):
             template = (((obj.get("data") or {}).get("spec") or {}).get("template") or {})
             if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-                source = _lws_source((template.get("metadata") or {}).get("labels"), obj, by_key) or {}
+                owner = next((r for r in obj["metadata"].get("ownerReferences") or [] if r.get("kind") == "StatefulSet"), {})
+                source = _lws_source((template.get("metadata") or {}).get("labels"), obj, by_key) or _statefulset_input(
+                    inputs, {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                             "metadata": {"name": owner.get("name"), "namespace": obj["metadata"].get("namespace")}})
                 _strip_pod_spec(template["spec"], source, pod=False, extra=_RESTART_DEFAULT)
         elif (group, kind) == ("", "Service"):
             _strip_service(obj.get("spec") or {}, (_input(inputs, obj).get("spec") or {}))
@@ -165,6 +169,11 @@ def _input(inputs: list[dict], obj: dict) -> dict:
         if ck[:2] == k[:2] and ck[3] == k[3]:
             return candidate
     return {}
+
+
+def _statefulset_input(inputs: list[dict], statefulset: dict) -> dict:
+    """The pod spec of a StatefulSet the case applied itself (``{}`` for one an operator made)."""
+    return (((_input(inputs, statefulset).get("spec") or {}).get("template") or {}).get("spec")) or {}
 
 
 def _source(obj: dict, by_key: dict, inputs: list[dict]) -> dict | None:
@@ -241,6 +250,11 @@ def _strip_pod_spec(spec: dict | None, source: dict, pod: bool, extra: dict | No
         for kind in ("secret", "configMap", "projected", "downwardAPI"):
             if kind in volume:
                 _drop_default(volume[kind], source_volume.get(kind) or {}, "defaultMode", 420)
+        _strip_downward_items(volume.get("downwardAPI"), source_volume.get("downwardAPI"))
+        source_sources = (source_volume.get("projected") or {}).get("sources") or []
+        for i, projected in enumerate((volume.get("projected") or {}).get("sources") or []):
+            own = source_sources[i] if i < len(source_sources) else {}
+            _strip_downward_items(projected.get("downwardAPI"), own.get("downwardAPI"))
         if isinstance(volume.get("emptyDir"), dict):  # sizeLimit: a quantity, re-spelled canonically
             source_volume = meta.find_named(source.get("volumes"), volume.get("name")) or {}
             respell(volume["emptyDir"], {k: v for k, v in (source_volume.get("emptyDir") or {}).items() if k == "sizeLimit"})
@@ -248,6 +262,25 @@ def _strip_pod_spec(spec: dict | None, source: dict, pod: bool, extra: dict | No
         for container in spec.get(key, []):
             source_container = meta.find_named(source.get(key), container.get("name")) or {}
             _strip_container(container, source_container, sa_volumes)
+
+
+def _strip_downward_items(downward: dict | None, source: dict | None) -> None:
+    """A downwardAPI item's defaults (``SetDefaults_ObjectFieldSelector``'s ``apiVersion: v1``, an
+    unset ``divisor`` encoded as ``"0"``), matched to the manifest's item by ``path``."""
+    for item in (downward or {}).get("items") or []:
+        own = next((i for i in (source or {}).get("items") or [] if i.get("path") == item.get("path")), {})
+        _strip_selectors(item, own)
+
+
+def _strip_selectors(holder: dict, source: dict) -> None:
+    """An env ``valueFrom`` or a downwardAPI item against the manifest's."""
+    if isinstance(holder.get("fieldRef"), dict):
+        _drop_default(holder["fieldRef"], source.get("fieldRef") or {}, "apiVersion", "v1")
+    if isinstance(holder.get("resourceFieldRef"), dict):
+        # divisor is a non-pointer Quantity: "0" when not set, and re-spelled canonically.
+        own = source.get("resourceFieldRef") or {}
+        _drop_default(holder["resourceFieldRef"], own, "divisor", "0")
+        respell(holder["resourceFieldRef"], {k: v for k, v in own.items() if k == "divisor"})
 
 
 def _strip_steering(spec: dict) -> None:
@@ -294,16 +327,8 @@ def _strip_container(container: dict, source: dict, sa_volumes: set[str]) -> Non
         source_port = next((p for p in source.get("ports", []) if p.get("containerPort") == port.get("containerPort")), {})
         _drop_default(port, source_port, "protocol", "TCP")
     for env in container.get("env", []):
-        field_ref = (env.get("valueFrom") or {}).get("fieldRef")
         source_env = meta.find_named(source.get("env"), env.get("name")) or {}
-        if field_ref is not None:
-            _drop_default(field_ref, ((source_env.get("valueFrom") or {}).get("fieldRef") or {}), "apiVersion", "v1")
-        resource_ref = (env.get("valueFrom") or {}).get("resourceFieldRef")
-        if isinstance(resource_ref, dict):
-            # divisor is a non-pointer Quantity: "0" when not set, and re-spelled canonically.
-            source_ref = (source_env.get("valueFrom") or {}).get("resourceFieldRef") or {}
-            _drop_default(resource_ref, source_ref, "divisor", "0")
-            respell(resource_ref, {k: v for k, v in source_ref.items() if k == "divisor"})
+        _strip_selectors(env.get("valueFrom") or {}, source_env.get("valueFrom") or {})
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         if isinstance(container.get(probe), dict):
             for key, value in _PROBE_DEFAULTS.items():
