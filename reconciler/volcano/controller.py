@@ -39,8 +39,6 @@ from .state import SOFT, Target
 log = logging.getLogger(__name__)
 
 _COUNTERS = ("pending", "running", "succeeded", "failed", "terminating", "unknown")
-#: Put on a pod just before the controller deletes it; events of such pods are OutOfSync.
-OUT_OF_SYNC_KEY = "volcano.sh/controller-out-of-sync"
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,6 @@ class PodView:
     version: int | None
     restarts: int
     exit_code: int
-    out_of_sync: bool
     deleting: bool = False
 
 
@@ -84,7 +81,7 @@ def _view(pod: dict) -> PodView:
     return PodView(uid=md["uid"], name=md["name"], rv=md.get("resourceVersion", ""), phase=pod_phase(pod),
                    task=annotations.get(keys.TASK_SPEC, ""), version=version,
                    restarts=sum(s.get("restartCount", 0) for s in statuses), exit_code=terminated.get("exitCode", 0),
-                   out_of_sync=OUT_OF_SYNC_KEY in annotations, deleting=bool(md.get("deletionTimestamp")))
+                   deleting=bool(md.get("deletionTimestamp")))
 
 
 class JobController:
@@ -94,8 +91,6 @@ class JobController:
 
     def __init__(self) -> None:
         self._seen: dict[str, Seen] = {}
-        #: UIDs of pods this controller deleted: their disappearance is OutOfSync, not PodEvicted.
-        self._killed: set[str] = set()
 
     def reconcile(self, cluster, job: dict) -> None:
         pods = {p["metadata"]["uid"]: _view(p) for p in self._pods(cluster, job)}
@@ -139,9 +134,10 @@ class JobController:
             old, new = before.get(uid), now.get(uid)
             if new is None:
                 del cache[uid]
-                event = keys.OUT_OF_SYNC if uid in self._killed else keys.POD_EVICTED
-                self._killed.discard(uid)
-                requests.append(_request(event, old))
+                # deletePod (job_controller_handler.go, v1.10.0-v1.12.2) sends PodEvicted for every deleted pod,
+                # the controller's own kills included; applyPolicies turns it into SyncJob only when the pod's
+                # job version is older than the job's.
+                requests.append(_request(keys.POD_EVICTED, old))
                 continue
             if old is not None and old.rv == new.rv:
                 continue
@@ -149,11 +145,9 @@ class JobController:
             if new.version is None:
                 continue
             if old is None:
-                requests.append(_request(keys.OUT_OF_SYNC if new.out_of_sync else keys.POD_PENDING, new))
+                requests.append(_request(keys.POD_PENDING, new))
                 continue
-            if new.out_of_sync:
-                event = keys.OUT_OF_SYNC
-            elif new.deleting:
+            if new.deleting:
                 # updatePod hands a pod that is being deleted to deletePod (job_controller_handler.go, v1.10.0-v1.12):
                 # PodEvicted, whatever its phase now says, and no exit code.
                 event = keys.POD_EVICTED
@@ -291,8 +285,6 @@ class JobWorker:
                     # (job_controller_actions.go syncJob; v1.12.3's 7978f8bc8 keeps such pods cached instead).
                     counts["unknown" if create else "terminating"] += 1
                     continue
-                if OUT_OF_SYNC_KEY in (pod["metadata"].get("annotations") or {}):
-                    to_delete.append(pod)
                 _count(pod, counts, task_counts)
             to_delete += [p for p in existing.values() if not p["metadata"].get("deletionTimestamp")]  # beyond replicas
         for pod in to_create:
@@ -377,14 +369,9 @@ class JobWorker:
         self._write_status(job)
 
     def _delete(self, pod: dict) -> None:
-        """Mark the pod out of sync, then delete it (unless its deletion is already under way)."""
+        """Delete the pod (unless its deletion is already under way); deleteJobPod marks nothing first."""
         if pod["metadata"].get("deletionTimestamp"):
             return
-        self.controller._killed.add(pod["metadata"]["uid"])
-        if OUT_OF_SYNC_KEY not in (pod["metadata"].get("annotations") or {}):
-            pod = copy.deepcopy(pod)
-            pod["metadata"].setdefault("annotations", {})[OUT_OF_SYNC_KEY] = "true"
-            pod = self.cluster.update(pod)
         self.cluster.delete(pod)
 
     def _write_status(self, job: dict) -> None:
