@@ -27,7 +27,8 @@ Failure handling (shared/reference/volcano-jobset-restart.md §2.3, kubernetes
   pod and releases every pod's finalizer.
 
 Not modelled: the exponential back-off delay before a replacement pod, ``activeDeadlineSeconds``,
-``backoffLimitPerIndex`` beyond the pods' ``job-index-failure-count`` annotation (no failed indexes, so
+``backoffLimitPerIndex`` beyond the pods' ``job-index-failure-count`` annotation and an empty
+``failedIndexes`` (no failed indexes, so
 ``FailIndex`` rules are skipped, as upstream does without it; no ignored-failure count).
 """
 
@@ -223,6 +224,11 @@ def _count_finished(job: dict, pods: list[dict], status: dict) -> list[dict]:
         _set_count(status, "succeeded", len(done))
         if done:
             status["completedIndexes"] = _format_indexes(done)
+        if job["spec"].get("backoffLimitPerIndex") is not None:
+            # trackJobStatusAndRemoveFinalizers writes failedIndexes whenever a per-index limit is set
+            # (calculateFailedIndexes gives an empty set, not nil): "" until an index fails, which is
+            # not modelled.
+            status.setdefault("failedIndexes", "")
     return counted
 
 
