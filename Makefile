@@ -16,31 +16,18 @@ $(STAMP): pyproject.toml
 conformance: $(STAMP)
 	$(BIN)/conformance run
 
-# Every test, in order: unit tests + the table on the render backend and the bug zoo (fails if a
-# known-bad variant slips through), while the binaries for the live tests build beside them (once
-# into the cache, then a few seconds' stamp check); the live-marked tests (local control plane, live backend, upstream kit);
-# the whole live table (every profile; LIVE_PROFILES narrows it) on the local control plane
-# against the render goldens (hack/live-table.sh: a profile with a failed case runs once more, alone,
-# and must then pass); and one profile again on `realnodes` (stand-in kubelets that never run
-# the cases' images, as kind's) with the harness's own pod lifecycle.
+# Every test (hack/make-test.sh): unit tests + the table on the render backend and the bug zoo (fails if
+# a known-bad variant slips through) while the binaries for the live tests build beside them (once into
+# the cache, then a few seconds' stamp check); as soon as the control plane is built, the whole live
+# table (every profile; LIVE_PROFILES narrows it) on the local control plane against the render goldens
+# (hack/live-table.sh: a profile with a failed case runs once more, alone, and must then pass) and one
+# profile again on `realnodes` (stand-in kubelets that never run the cases' images, as kind's) with the
+# harness's own pod lifecycle - while the upstream kit still builds; then the live-marked tests (local
+# control plane, live backend, upstream kit). The builds' logs: .venv/build-*.log.
 LIVE_PROFILES ?=
 REALNODES_PROFILE ?= volcano-v1.12
-# The Go builds start first, in the background (nice 10; their output goes into $(BUILD_LOG), shown
-# when they end): on a fresh machine they take tens of minutes, and the render tests use one core of
-# two. The control plane's and the upstream kit's scripts run side by side (make -j2), each two go
-# builds at a time: a build's module downloads and its link leave cores idle that another's compile fills.
-BUILD_LOG ?= $(VENV)/builds.log
 test: $(STAMP)
-	@echo "make test: the builds for the live tests run in the background (log: $(BUILD_LOG))"
-	@$(MAKE) --no-print-directory -j2 control-plane upstream-kit > $(BUILD_LOG) 2>&1 & builds=$$!; \
-	  trap 'kill $$builds 2>/dev/null' INT TERM; \
-	  $(BIN)/pytest -q && $(BIN)/conformance zoo; rc=$$?; \
-	  wait $$builds; brc=$$?; cat $(BUILD_LOG); \
-	  [ $$brc -eq 0 ] || echo "make test: the builds failed (above)"; \
-	  [ $$rc -eq 0 ] && [ $$brc -eq 0 ]
-	$(BIN)/pytest -q -m live tests
-	BIN=$(BIN) hack/live-table.sh $(foreach p,$(LIVE_PROFILES),--profile $(p))
-	$(BIN)/conformance run --backend live --provider realnodes --pod-lifecycle harness --profile $(REALNODES_PROFILE)
+	BIN=$(BIN) REALNODES_PROFILE=$(REALNODES_PROFILE) hack/make-test.sh $(foreach p,$(LIVE_PROFILES),--profile $(p))
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests
