@@ -7,7 +7,8 @@
 #
 #   1. the control plane's and the upstream kit's builds start in the background, side by side
 #      (each two `go build`s at a time; module downloads and links leave cores idle that another
-#      build's compile fills);
+#      build's compile fills); the kit at nice 15, so the control plane, which the long live table
+#      waits for, gets the cores first;
 #   2. unit tests + the render table, then the bug zoo;
 #   3. once the control plane is built: the whole live table (hack/live-table.sh) and one profile
 #      on stand-in kubelets (`realnodes`) - these use the reference operators only;
@@ -26,7 +27,7 @@ kit_log=$LOGS/build-upstream-kit.log
 set -m
 hack/build-control-plane.sh >"$cp_log" 2>&1 &
 cp_pid=$!
-hack/build-upstream.sh >"$kit_log" 2>&1 &
+NICE=${KIT_NICE:-15} hack/build-upstream.sh >"$kit_log" 2>&1 &
 kit_pid=$!
 set +m
 stop_builds() { kill -- -"$cp_pid" -"$kit_pid" 2>/dev/null; }
