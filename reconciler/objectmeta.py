@@ -12,7 +12,7 @@ Two stages, as the apiserver runs them on create:
 2. **validation** (:func:`validate`, part of the 422 ``Invalid``): ``ValidateObjectMetaAccessor`` -
    name or generateName required, both checked with the kind's name rule (DNS-1123 subdomain for
    custom resources and most built-in kinds, DNS-1035 label for a Service, DNS-1123 label for a
-   Namespace), label keys/values and annotation keys.
+   Namespace and a StatefulSet), label keys/values and annotation keys.
 
 Every wording here was read back from a kube-apiserver v1.35.8 (the live plane, dry-run creates of a
 ConfigMap, a Service and an MPIJob; docs/bad-input.md lists them).
@@ -137,6 +137,8 @@ def name_rule(kind: str):
     if kind == "Service":
         return dns1035_label
     if kind == "Namespace":
+        return dns1123_label
+    if kind == "StatefulSet":  # apps ValidateStatefulSetName: NameIsDNSLabel (k8s v1.35 pkg/apis/apps/validation)
         return dns1123_label
     return dns1123_subdomain
 

@@ -45,7 +45,8 @@ container                          ``terminationMessagePath: /dev/termination-lo
                                    ``periodSeconds: 10``, ``successThreshold: 1``,
                                    ``failureThreshold: 3``
 volumes                            ``defaultMode: 420`` of secret/configMap/projected/downwardAPI
-                                   sources
+                                   sources; ``emptyDir: {}`` on a volume the manifest gave no
+                                   source (``SetDefaults_Volume``)
 StatefulSet pod template           the pod-spec and container defaults above, and
 (the set's, the template in its    ``restartPolicy: Always``, judged against the
 ControllerRevisions' ``data``,     LeaderWorkerSet template they come from
@@ -255,6 +256,8 @@ def _strip_pod_spec(spec: dict | None, source: dict, pod: bool, extra: dict | No
         for i, projected in enumerate((volume.get("projected") or {}).get("sources") or []):
             own = source_sources[i] if i < len(source_sources) else {}
             _strip_downward_items(projected.get("downwardAPI"), own.get("downwardAPI"))
+        if volume.get("emptyDir") == {} and set(volume) == {"name", "emptyDir"} and set(source_volume) == {"name"}:
+            del volume["emptyDir"]  # SetDefaults_Volume: a volume the manifest gave no source is an emptyDir
         if isinstance(volume.get("emptyDir"), dict):  # sizeLimit: a quantity, re-spelled canonically
             source_volume = meta.find_named(source.get("volumes"), volume.get("name")) or {}
             respell(volume["emptyDir"], {k: v for k, v in (source_volume.get("emptyDir") or {}).items() if k == "sizeLimit"})
