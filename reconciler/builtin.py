@@ -180,22 +180,38 @@ def _default_statefulset(sts: dict) -> None:
     """``SetDefaults_StatefulSet`` (k8s v1.35 pkg/apis/apps/v1/defaults.go) and the registry's
     ``dropStatefulSetDisabledFields``: ``rollingUpdate.maxUnavailable`` is dropped while the
     MaxUnavailableStatefulSet gate is off (beta but off by default in v1.35), unless already in use."""
-    spec = sts.setdefault("spec", {})
-    spec.setdefault("podManagementPolicy", "OrderedReady")
-    strategy = spec.setdefault("updateStrategy", {})
-    if not strategy.get("type"):
-        strategy["type"] = "RollingUpdate"
-        strategy.setdefault("rollingUpdate", {})
-    rolling = strategy.get("rollingUpdate")
-    if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
-        rolling.setdefault("partition", 0)
-        rolling.pop("maxUnavailable", None)
-    retention = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    # JSON null decodes as Go's zero value (an empty struct, a nil pointer, ""), which the defaults
+    # then fill as if the field were absent; a value of the wrong type is left to validation.
+    if sts.get("spec") is None:
+        sts["spec"] = {}
+    spec = sts["spec"]
+    if not isinstance(spec, dict):
+        return
+    if not spec.get("podManagementPolicy"):
+        spec["podManagementPolicy"] = "OrderedReady"
+    if spec.get("updateStrategy") is None:
+        spec["updateStrategy"] = {}
+    strategy = spec["updateStrategy"]
+    if isinstance(strategy, dict):
+        if not strategy.get("type"):
+            strategy["type"] = "RollingUpdate"
+            if strategy.get("rollingUpdate") is None:
+                strategy["rollingUpdate"] = {}
+        rolling = strategy.get("rollingUpdate")
+        if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
+            if rolling.get("partition") is None:
+                rolling["partition"] = 0
+            rolling.pop("maxUnavailable", None)
+    if spec.get("persistentVolumeClaimRetentionPolicy") is None:
+        spec["persistentVolumeClaimRetentionPolicy"] = {}
+    retention = spec["persistentVolumeClaimRetentionPolicy"]
     if isinstance(retention, dict):
-        retention.setdefault("whenDeleted", "Retain")
-        retention.setdefault("whenScaled", "Retain")
-    spec.setdefault("replicas", 1)
-    spec.setdefault("revisionHistoryLimit", 10)
+        for field in ("whenDeleted", "whenScaled"):
+            if not retention.get(field):
+                retention[field] = "Retain"
+    for field, value in (("replicas", 1), ("revisionHistoryLimit", 10)):
+        if spec.get(field) is None:
+            spec[field] = value
 
 
 def _default_job(job: dict) -> None:
