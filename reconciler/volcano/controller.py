@@ -338,7 +338,11 @@ class JobWorker:
     def _kill(self, retain: frozenset[str], target: Target | None, update: state.UpdateFn | None) -> None:
         job = self.job()
         status = job.setdefault("status", {})
-        pods = self._pods_by_task(job)
+        # v1.10.0-v1.12.2: a pod whose deletionTimestamp the controller has seen left its job cache
+        # (updatePod -> deletePod), so killJob neither deletes nor counts it: its "is terminating" branch
+        # only sees pods this very request deleted before their update arrived.
+        pods = {task: {name: p for name, p in by_name.items() if not p["metadata"].get("deletionTimestamp")}
+                for task, by_name in self._pods_by_task(job).items()}
         if target is not None:
             in_task = pods.get(target.task, {})
             if target.pod:
@@ -349,8 +353,7 @@ class JobWorker:
             status["version"] = status.get("version", 0) + 1  # bumped only when the whole job is killed
             last_retry = status.get("retryCount", 0) >= job["spec"].get("maxRetry", 0) - 1
             keep = SOFT if last_retry else retain
-            doomed = [p for task in pods.values() for p in task.values()
-                      if p["metadata"].get("deletionTimestamp") or pod_phase(p) not in keep]
+            doomed = [p for task in pods.values() for p in task.values() if pod_phase(p) not in keep]
         for pod in doomed:
             self._delete(pod)
         # Upstream only counts the pods it failed to delete, so every other counter restarts at 0.
