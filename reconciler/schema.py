@@ -376,10 +376,12 @@ def _validate(value, schema: dict, path: str) -> list[FieldError]:
             for i, item in enumerate(value):
                 errors.extend(_validate(item, items, f"{path}[{i}]"))
     if isinstance(value, dict):
-        # kube-openapi's objectValidator: the properties' own errors first, then this object's
-        # missing required keys (a nested Required comes before its parent's).
+        # kube-openapi's objectValidator: the properties' own errors first, in the order of their names
+        # (the stored schema's properties are a Go map; kube-apiserver reports spec.failurePolicy's
+        # errors before spec.replicatedJobs', whatever the CRD's order), then this object's missing
+        # required keys (a nested Required comes before its parent's).
         props = schema.get("properties") or {}
-        for key, sub in props.items():
+        for key, sub in sorted(props.items()):
             if key in value:
                 errors.extend(_validate(value[key], sub, _join(path, key)))
         for key in schema.get("required", []):
