@@ -376,10 +376,10 @@ def _validate(value, schema: dict, path: str) -> list[FieldError]:
             for i, item in enumerate(value):
                 errors.extend(_validate(item, items, f"{path}[{i}]"))
     if isinstance(value, dict):
-        # kube-openapi's objectValidator: the properties' own errors first, in the order of their names
-        # (the stored schema's properties are a Go map; kube-apiserver reports spec.failurePolicy's
-        # errors before spec.replicatedJobs', whatever the CRD's order), then this object's missing
-        # required keys (a nested Required comes before its parent's).
+        # kube-openapi's objectValidator: the properties' own errors first, then this object's missing
+        # required keys (a nested Required comes before its parent's). The stored schema's properties
+        # are a Go map, so kube-apiserver's order of sibling properties is not fixed; render uses
+        # their names' order (tests/test_fuzz_live.py still compares the joined message: open).
         props = schema.get("properties") or {}
         for key, sub in sorted(props.items()):
             if key in value:
