@@ -245,8 +245,13 @@ class LocalControlPlane:
         detach: bool = False,
         keep_state: bool = False,
         volcano_binder: bool = True,
+        audit_log: Path | str | None = None,
     ):
         self.version = version
+        #: Where kube-apiserver writes an audit log (Metadata level, JSON lines) of every request:
+        #: who asked what, when. For profiling (``bench/live_restart_bench.py --audit``); it costs
+        #: the apiserver CPU, so no figure is taken with it on.
+        self.audit_log = Path(audit_log) if audit_log else None
         self.bin_dir = Path(bin_dir) if bin_dir else default_bin_dir(version)
         self.nodes = default_nodes() if nodes is None else tuple(nodes)
         self.start_timeout = start_timeout
@@ -517,6 +522,12 @@ class LocalControlPlane:
                 f"--server-address=127.0.0.1:{real_port}",
             ],
         }
+        if self.audit_log is not None:
+            policy = self.state_dir / "audit-policy.yaml"
+            policy.write_text(yaml.safe_dump({"apiVersion": "audit.k8s.io/v1", "kind": "Policy",
+                                              "omitStages": ["RequestReceived"], "rules": [{"level": "Metadata"}]}))
+            argv["kube-apiserver"] += [f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}",
+                                       "--audit-log-format=json", "--audit-log-maxbackup=0"]
         health = {
             "etcd": f"http://127.0.0.1:{etcd_port}/readyz",
             "kube-apiserver": f"https://127.0.0.1:{api_port}/readyz",
