@@ -121,6 +121,53 @@ def test_lanes_run_their_profiles_side_by_side_each_with_its_own_barrier_and_bud
     assert "b1" in rec.seen["a2"] or "a1" in rec.seen["b1"] or "b1" in rec.seen["a1"]
 
 
+def _floating(rec: Recorder, key: str, profile: str, lanes_bound: list[tuple[str, int]]) -> Job:
+    """A job whose profile floats: ``bind(lane)`` notes the lane and gives the recorder's call."""
+    call = rec.job(key, profile).call
+
+    def bind(lane: int):
+        lanes_bound.append((key, lane))
+        return call
+    return Job(key, profile, Demand(), None, lane=1, bind=bind)
+
+
+def test_a_floating_profile_goes_whole_to_the_lane_that_runs_out_of_work_first():
+    rec, bound = Recorder(), []
+    jobs = [Job(j.key, j.profile, j.demand, j.call, lane=lane) for j, lane in (
+        (rec.job("a1", "a"), 0), (rec.job("b1", "b"), 1), (rec.job("b2", "b"), 1), (rec.job("b3", "b"), 1))]
+    jobs += [_floating(rec, "c1", "c", bound), _floating(rec, "c2", "c", bound), _floating(rec, "d1", "d", bound)]
+    pool = LivePool(jobs, workers=1, budget={}, lanes=[0, 1]).start()
+    assert rec.started["a1"].wait(5) and rec.started["b1"].wait(5)
+    # lane 0 has nothing left to start: it takes profile c (planned for lane 1), but the barrier
+    # holds c back until a1 has finished; lane 1 still has b2, b3 to start, so d waits for a lane
+    assert sorted(bound) == [("c1", 0), ("c2", 0)]
+    assert not rec.started["c1"].wait(0.3), "profile c overlapped a on lane 0"
+    rec.finish("a1")
+    assert rec.started["c1"].wait(5)
+    rec.finish("b1")
+    assert rec.started["b2"].wait(5)
+    rec.finish("b2")
+    assert rec.started["b3"].wait(5)
+    assert ("d1", 1) in bound, "lane 1 had nothing left to start and did not take profile d"
+    assert not rec.started["d1"].wait(0.3), "profile d overlapped b on lane 1"
+    rec.finish("b3")
+    assert rec.started["d1"].wait(5)
+    _finish_all(rec, pool, ["a1", "b1", "b2", "b3", "c1", "c2", "d1"])
+    assert "c1" not in rec.seen["c2"] and not {"b1", "b2", "b3"} & rec.seen["d1"], "a lane ran two cases beside 1 worker"
+
+
+def test_without_lanes_to_float_between_nothing_floats():
+    rec, bound = Recorder(), []
+    pool = LivePool([rec.job("a1", "a"), _floating(rec, "c1", "c", bound)], workers=4, budget={}).start()
+    assert rec.started["a1"].wait(5)
+    rec.finish("a1")
+    assert pool.result("a1") == "a1"
+    assert not rec.started["c1"].wait(0.3) and bound == [], "a floating job ran with no lane to float to"
+    pool.stop()
+    with pytest.raises(RuntimeError, match="stopped before this case started"):
+        pool.result("c1")
+
+
 def test_plan_lanes_spreads_the_heaviest_profiles_first():
     from conformance.backends import live
 

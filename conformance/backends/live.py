@@ -74,7 +74,8 @@ def for_test(label: str):
 
 def start_pool(cases: list[tuple[str, object, str]], workers: int) -> None:
     """Start running ``(test id, case, profile)`` on up to ``workers`` threads per lane, in that
-    order within a lane (lanes: :func:`plan_lanes`)."""
+    order within a lane (lanes: :func:`plan_lanes`; on alike lanes, all but each lane's first
+    profile float, heaviest first - :class:`~conformance.live.pool.LivePool`)."""
     global _POOL
     stop_pool()
     if not cases:
@@ -86,24 +87,45 @@ def start_pool(cases: list[tuple[str, object, str]], workers: int) -> None:
     demands = [_demand(case, label, profile) for label, case, profile in cases]
     claimed = set().union(*(d.claims.keys() for d in demands))
     lane_of = plan_lanes(cases, demands, session.max_lanes())
-    firsts = {}
+    lanes = sorted(set(lane_of.values()))
+    # Each lane starts with one of the heaviest profiles (longest-processing-time first places them
+    # on lanes 0..n-1); the others may float to whichever lane runs out of work first.
+    cost: dict[str, float] = {}
+    for (_, case, profile), demand in zip(cases, demands):
+        cost[profile] = cost.get(profile, 0.0) + case_cost(case, demand)
+    heaviest = sorted(cost, key=lambda p: (-cost[p], p))
+    firsts = {lane_of[p]: p for p in heaviest[:len(lanes)]}
     for (_, _, profile), demand in zip(cases, demands):
-        firsts.setdefault(lane_of[profile], profile)
-        at_once = session.lane(lane_of[profile]).demand_at_once  # sizes a harness's own Nodes
-        for name, value in demand.at_once.items():
-            at_once[name] = max(at_once.get(name, 0.0), value)
+        for lane in (lanes if len(lanes) > 1 and profile not in firsts.values() else [lane_of[profile]]):
+            at_once = session.lane(lane).demand_at_once  # sizes a harness's own Nodes
+            for name, value in demand.at_once.items():
+                at_once[name] = max(at_once.get(name, 0.0), value)
     capacities, failures = _connect_lanes(firsts)
+    # Float only between lanes that are alike: all up, with the same nodes (this run's local planes).
+    floats = len(lanes) > 1 and not failures and all(capacities[lane] == capacities[lanes[0]] for lane in lanes)
+    if floats:
+        rank = {p: i for i, p in enumerate(heaviest)}
+        order = sorted(range(len(cases)), key=lambda i: rank[cases[i][2]])  # stable: keeps liveTimeout first
+        cases, demands = [cases[i] for i in order], [demands[i] for i in order]
+
+    def call_on(label, case, profile, demand):
+        def bound(lane: int):
+            if lane in failures:
+                return _raiser(failures[lane])
+            return _caller(label, case, profile, demand.beyond(capacities[lane]), lane,
+                           needs_pods=demand.at_once.get("pods", 0) > 0)
+        return bound
+
     jobs = []
     for (label, case, profile), demand in zip(cases, demands):
-        lane = lane_of[profile]
-        call = (_raiser(failures[lane]) if lane in failures
-                else _caller(label, case, profile, demand.beyond(capacities[lane]), lane,
-                             needs_pods=demand.at_once.get("pods", 0) > 0))
-        jobs.append(Job(label, profile, demand.with_absent(claimed), call, lane=lane, cost=case_cost(case, demand)))
+        bind = call_on(label, case, profile, demand)
+        floating = floats and profile not in firsts.values()
+        jobs.append(Job(label, profile, demand.with_absent(claimed), None if floating else bind(lane_of[profile]),
+                        lane=lane_of[profile], cost=case_cost(case, demand), bind=bind if floating else None))
     budgets = {lane: {name: min(value * NODE_SHARE, PODS_IN_FLIGHT) if name == "pods" else value * NODE_SHARE
                       for name, value in capacity.items()}
                for lane, capacity in capacities.items()}
-    pool = LivePool(jobs, workers, budgets=budgets)
+    pool = LivePool(jobs, workers, budgets=budgets, lanes=lanes if floats else None)
     _start_progress(pool, jobs)
     _POOL = pool.start()
 
@@ -120,7 +142,7 @@ def _start_progress(pool: LivePool, jobs: list[Job]) -> None:
 
     def tell(event: str, job: Job) -> None:
         failed = job.error is not None and not isinstance(job.error, pytest.skip.Exception)
-        _PROGRESS.on_event(event, job.profile, job.cost, failed)
+        _PROGRESS.on_event(event, job.profile, job.cost, failed, lane=job.lane)
 
     pool.listeners.append(tell)
 

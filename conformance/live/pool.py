@@ -8,7 +8,8 @@ Cases are already isolated by namespace; what they still share is:
   cases of one profile are ever in flight together on one cluster; the next profile starts when
   the last case of the previous one has finished. A run may have several *lanes* - independent
   clusters, each with its own operator (the local planes of ``backends/live.py``) - and each lane
-  goes through its own profiles, side by side with the others;
+  goes through its profiles, side by side with the others: each starts with one of the heaviest,
+  and every other profile goes to the first lane that runs out of work;
 * **cluster-scoped inputs** (ClusterTrainingRuntimes): they keep their names, because names are
   part of what is tested. Each case *claims* every such name it creates or merely mentions, in a
   mode: the content it creates (its manifest plus what render says becomes of it - finalizers
@@ -127,6 +128,10 @@ class Job:
     call: Callable[[], Any]
     #: Which cluster (lane) runs it; budgets, workers and the profile barrier are per lane.
     lane: int = 0
+    #: For a job whose profile *floats*: the call on a given lane. The pool gives a floating
+    #: profile, whole, to the first lane that has nothing else left to start (see
+    #: :meth:`LivePool._claim`), and then calls ``bind(lane)`` for each of its jobs.
+    bind: Callable[[int], Callable[[], Any]] | None = None
     #: Relative cost, for progress estimates.
     cost: float = 1.0
     done: threading.Event = field(default_factory=threading.Event)
@@ -136,11 +141,13 @@ class Job:
 
 class LivePool:
     """Starts jobs on up to ``workers`` threads per lane within each lane's budget (resource ->
-    amount; ``budget`` for every lane, or ``budgets`` per lane)."""
+    amount; ``budget`` for every lane, or ``budgets`` per lane). Jobs with a ``bind`` float: their
+    profiles, in the order of the job list, go to whichever of ``lanes`` runs out of work first."""
 
     def __init__(self, jobs: list[Job], workers: int, budget: dict[str, float] | None = None,
-                 budgets: dict[int, dict[str, float]] | None = None):
+                 budgets: dict[int, dict[str, float]] | None = None, lanes: list[int] | None = None):
         self.workers = max(1, workers)
+        self._lanes = list(lanes or [])
         self._budgets = budgets or {}
         self._default_budget = budget or {}
         self._pending = list(jobs)
@@ -199,8 +206,25 @@ class LivePool:
             except Exception:  # noqa: BLE001 - a display must never stop the run
                 pass
 
+    def _claim(self) -> None:
+        """Give the next floating profile to each lane that has no job of its own left to start
+        (it may still be finishing its last profile: the barrier then holds the new one back).
+        Greedy list scheduling: with profiles ordered heaviest first, the lanes end close together
+        even where a profile's cost was misjudged."""
+        for lane in self._lanes:
+            floating = [job for job in self._pending if job.bind is not None]
+            if not floating:
+                return
+            if any(job.lane == lane and job.bind is None for job in self._pending):
+                continue
+            profile = floating[0].profile
+            for job in floating:
+                if job.profile == profile:
+                    job.lane, job.call, job.bind = lane, job.bind(lane), None
+
     def _next_startable(self) -> Job | None:
-        for lane in dict.fromkeys(job.lane for job in self._pending):
+        self._claim()
+        for lane in dict.fromkeys(job.lane for job in self._pending if job.bind is None):
             job = self._next_in_lane(lane)
             if job is not None:
                 return job
@@ -208,7 +232,7 @@ class LivePool:
 
     def _next_in_lane(self, lane: int) -> Job | None:
         running = [j for j in self._running if j.lane == lane]
-        pending = [j for j in self._pending if j.lane == lane]
+        pending = [j for j in self._pending if j.lane == lane and j.bind is None]
         if len(running) >= self.workers or not pending:
             return None
         profile = running[0].profile if running else pending[0].profile

@@ -61,10 +61,15 @@ class Tally:
         entry.total += 1
         entry.cost += cost
 
-    def on_event(self, event: str, profile: str, cost: float, failed: bool = False) -> str | None:
-        """Record a start or an end; returns a line worth logging (a profile just finished)."""
+    def on_event(self, event: str, profile: str, cost: float, failed: bool = False,
+                 lane: int | None = None) -> str | None:
+        """Record a start or an end; returns a line worth logging (a profile just finished). A
+        start names the lane that runs the case: a floating profile may end up on another lane
+        than the one planned."""
         with self._lock:
             entry = self.profiles[profile]
+            if lane is not None:
+                entry.lane = lane
             if event == "start":
                 entry.running += 1
                 return None
@@ -129,8 +134,8 @@ class LiveProgress:
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def on_event(self, event: str, profile: str, cost: float, failed: bool = False) -> None:
-        note = self.tally.on_event(event, profile, cost, failed)
+    def on_event(self, event: str, profile: str, cost: float, failed: bool = False, lane: int | None = None) -> None:
+        note = self.tally.on_event(event, profile, cost, failed, lane)
         if note and not self.console.is_terminal:
             self.console.print(note, soft_wrap=True)
 
