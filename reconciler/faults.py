@@ -8,9 +8,11 @@ A fault names its pods by Job and completion index, never by generated pod name:
   ``volcanoJob: <name>`` (+ ``task``) for a Volcano Job, ``mpiJob: <name>`` for an MPIJob's worker
   pods (its launcher pod is a Job's: ``job: <name>-launcher``), ``pytorchJob: <name>`` (+ ``replicaType``,
   the lowercase label value ``master`` / ``worker``) for a PyTorchJob, ``lws: <name>`` (+ ``group``)
-  for a LeaderWorkerSet;
+  for a LeaderWorkerSet, ``statefulSet: <name>`` for the pods a StatefulSet controls (its controller
+  reference; a plain StatefulSet's pods carry no label naming the set);
 * ``pod: <completion index>`` (a workload selector's own index, e.g. ``volcano.sh/task-index``, or a
-  LeaderWorkerSet's ``worker-index``) or ``pod: all``. The pods of a NonIndexed Job have no completion
+  LeaderWorkerSet's ``worker-index``, a StatefulSet pod's ordinal ``apps.kubernetes.io/pod-index``)
+  or ``pod: all``. The pods of a NonIndexed Job have no completion
   index: there ``pod: n`` is the n-th of the Job's eligible pods in name order (they come from one
   template, so which pod a backend's generated names put n-th does not matter).
 
@@ -84,6 +86,24 @@ POD_SELECTORS = (
     PodSelector("lws", "leaderworkerset.sigs.k8s.io/name", "leaderworkerset.sigs.k8s.io/worker-index",
                 filters={"group": "leaderworkerset.sigs.k8s.io/group-index"}),
 )
+
+
+@dataclass(frozen=True)
+class OwnerSelector:
+    """The pods a workload controls, by the kind and name in their controller reference
+    (``<keyword>: <name>``); ``pod: <n>`` against ``index_key``."""
+
+    keyword: str
+    kind: str
+    index_key: str
+
+    def selects(self, pod: dict, fault: dict) -> bool:
+        return any(r.get("controller") and r.get("kind") == self.kind and r.get("name") == fault[self.keyword]
+                   for r in pod["metadata"].get("ownerReferences") or [])
+
+
+# A StatefulSet's pods (kube-controller-manager sets the pod-index label on each, k8s v1.28+).
+POD_SELECTORS += (OwnerSelector("statefulSet", "StatefulSet", "apps.kubernetes.io/pod-index"),)
 
 
 class FaultError(Exception):

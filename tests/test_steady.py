@@ -503,6 +503,31 @@ def test_statefulset_not_yet_seen_or_miscounting_or_missing_a_pod_is_not_steady(
     assert finished.endswith("Pod web-1 finished and is not deleted yet")
 
 
+def test_a_finished_condemned_pod_waits_while_a_replica_stops_the_sync():
+    # OrderedReady scaled to 1: a finished web-1 beyond the range is deleted only once web-0 lets the
+    # sync reach the condemned pods (processCondemned after the replicas); while web-0 is held
+    # terminating nothing is behind, once web-0 is Running and Ready the condemned pods are.
+    held = _sts_pod("web-0", ready=False)
+    held["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    blocked = _sts(replicas=1, policy="OrderedReady", readyReplicas=1)
+    blocked["status"]["replicas"] = 3
+    failed = _sts_pod("web-1", phase="Failed", ready=False)
+    assert _sts_reasons([blocked, held, failed, _sts_pod("web-2")]) == []
+    running = _sts(replicas=1, policy="OrderedReady", readyReplicas=2)
+    running["status"]["replicas"] = 3
+    [behind] = _sts_reasons([running, _sts_pod("web-0"), failed, _sts_pod("web-2")])
+    assert behind.endswith("Pod web-2 is beyond the replicas and not deleted yet")  # the highest goes first
+    running = _sts(replicas=1, policy="OrderedReady", readyReplicas=1)
+    running["status"]["replicas"] = 2
+    [behind] = _sts_reasons([running, _sts_pod("web-0"), failed])
+    assert behind.endswith("Pod web-1 is beyond the replicas and not deleted yet")  # the first unhealthy one
+    # web-2 finished too: processCondemned gets to web-2 first, which is not the lowest unhealthy condemned
+    # pod (web-1), and waits there for good.
+    stuck = _sts(replicas=1, policy="OrderedReady", readyReplicas=1)
+    stuck["status"]["replicas"] = 3
+    assert _sts_reasons([stuck, _sts_pod("web-0"), failed, _sts_pod("web-2", phase="Failed", ready=False)]) == []
+
+
 def test_a_statefulset_counts_only_the_pods_of_its_own_namespace():
     # Two sets named web in two namespaces, each with its pods web-0 and web-1: a pod is looked up by
     # name in its set's namespace (a name-only lookup found the other namespace's pods, not owned).

@@ -87,4 +87,5 @@ def test_tier_pr_cannot_write_goldens(scratch):
 
 def test_the_table_marks_the_rows_that_take_minutes_on_a_real_cluster():
     slow = {c.full_id for c in case_loader.load_all(ROOT / "cases") if getattr(c, "slow", None)}
-    assert slow == {"group-restart/group-1024-pods", "group-restart/default-backoff-limit-6"}
+    assert slow == {"group-restart/group-1024-pods", "group-restart/default-backoff-limit-6",
+                    "render/statefulset-parallel-slow-start-batch-size-capped-at-500"}  # 1,010 pods

@@ -23,7 +23,8 @@ time of the last one per namespace and wakes waiters. A case is steady when
    controller gets to (OrderedReady: up to the first pod not Running and Ready; Parallel: in
    slow-start batches, up to the batch in which a pod of that name it does not own - a held pod of
    an earlier set - blocks an ordinal), no finished pod
-   it has not deleted yet and, rolling out, every pod from the partition up at the update revision;
+   it has not deleted yet among the replicas it gets to, no undeleted pod beyond the range that
+   processCondemned gets to (once no replica stops the sync before them) and, rolling out, every pod from the partition up at the update revision;
    every LeaderWorkerSet has its leader StatefulSet (unless older than ``CHILD_GRACE``), counts
    the StatefulSet's replicas and its ready and updated groups, has
    ``Available`` exactly when all its groups are ready and updated, a worker StatefulSet for
@@ -834,9 +835,6 @@ def _statefulset_behind(sts: dict, pods: dict[str, dict]) -> str | None:
         return f"status.replicas {status.get('replicas', 0)} but {len(own)} pod(s)"
     if status.get("readyReplicas", 0) != ready:
         return f"status.readyReplicas {status.get('readyReplicas', 0)} but {ready} ready pod(s)"
-    for pod in own:
-        if (pod.get("status") or {}).get("phase") in _TERMINAL and not pod["metadata"].get("deletionTimestamp"):
-            return f"Pod {pod['metadata']['name']} finished and is not deleted yet"
     start = (spec.get("ordinals") or {}).get("start", 0)
     partition = ((spec.get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition", 0)
     rolling = (spec.get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"
@@ -845,21 +843,42 @@ def _statefulset_behind(sts: dict, pods: dict[str, dict]) -> str | None:
     # the first pod not Running and Ready; Parallel in slow-start batches of 1, 2, 4, ... up to the end of
     # the first batch with a failed create - a pod of that name it does not own (an earlier set's,
     # still being deleted) is an AlreadyExists.
+    # The condemned pods (beyond the range) are processed only when the replicas did not end the sync.
     if spec.get("podManagementPolicy") == "Parallel":
-        reached, batch_start, size = [], 0, 1
+        reached, batch_start, size, blocked = [], 0, 1, False
         while batch_start < len(ordinals):
             batch = ordinals[batch_start:batch_start + size]
             reached += batch
             if any(pods.get(f"{md['name']}-{o}") is not None and pods[f"{md['name']}-{o}"] not in own for o in batch):
+                blocked = True
                 break
             batch_start, size = batch_start + size, min(2 * size, 500)
     else:
-        reached = []
+        reached, blocked = [], False
         for ordinal in ordinals:
             reached.append(ordinal)
             pod = pods.get(f"{md['name']}-{ordinal}")
             if pod is None or pod not in own or pod["metadata"].get("deletionTimestamp") or not _running_and_ready(pod):
+                blocked = True
                 break
+    # A finished replica the sync reaches is deleted (processReplica); a condemned pod only once the
+    # replicas let the sync get to the condemned ones, and with OrderedReady only when processCondemned
+    # (highest ordinal first) gets to it: a terminating pod before it, or one not Running and Ready that is
+    # not the lowest unhealthy condemned pod (firstUnhealthyPod), makes the controller wait.
+    condemned = sorted((p for p in own if _statefulset_ordinal(p["metadata"].get("name", ""), md["name"]) not in ordinals),
+                       key=lambda p: _statefulset_ordinal(p["metadata"].get("name", ""), md["name"]) or -1, reverse=True)
+    unhealthy = [p for p in condemned if p["metadata"].get("deletionTimestamp") or not _running_and_ready(p)]
+    first_unhealthy = unhealthy[-1] if unhealthy else None
+    parallel = spec.get("podManagementPolicy") == "Parallel"
+    for pod in [p for p in own if p not in condemned] + ([] if blocked else condemned):
+        finished = (pod.get("status") or {}).get("phase") in _TERMINAL
+        deleting = pod["metadata"].get("deletionTimestamp")
+        if pod in condemned and not parallel and (deleting or (not _running_and_ready(pod) and pod is not first_unhealthy)):
+            break
+        if pod in condemned and not deleting:
+            return f"Pod {pod['metadata']['name']} is beyond the replicas and not deleted yet"
+        if finished and not deleting and _statefulset_ordinal(pod["metadata"].get("name", ""), md["name"]) in reached:
+            return f"Pod {pod['metadata']['name']} finished and is not deleted yet"
     for ordinal in reached:
         name = f"{md['name']}-{ordinal}"
         pod = pods.get(name)
@@ -873,6 +892,12 @@ def _statefulset_behind(sts: dict, pods: dict[str, dict]) -> str | None:
                 all(_running_and_ready(p) for p in own):
             return f"Pod {name} at revision {revision}, not yet rolled to {status['updateRevision']}"
     return None
+
+
+def _statefulset_ordinal(pod_name: str, set_name: str) -> int | None:
+    """The ordinal in a StatefulSet pod's name ``<set>-<ordinal>`` (getParentNameAndOrdinal)."""
+    prefix, _, ordinal = pod_name.rpartition("-")
+    return int(ordinal) if prefix == set_name and ordinal.isdigit() else None
 
 
 def _leaderworkersets_behind(objects: list[dict]) -> list[str]:
