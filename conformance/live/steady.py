@@ -866,7 +866,7 @@ def _statefulset_behind(sts: dict, pods: dict[str, dict]) -> str | None:
     # (highest ordinal first) gets to it: a terminating pod before it, or one not Running and Ready that is
     # not the lowest unhealthy condemned pod (firstUnhealthyPod), makes the controller wait.
     condemned = sorted((p for p in own if _statefulset_ordinal(p["metadata"].get("name", ""), md["name"]) not in ordinals),
-                       key=lambda p: _statefulset_ordinal(p["metadata"].get("name", ""), md["name"]) or -1, reverse=True)
+                       key=lambda p: _ordinal_or(p["metadata"].get("name", ""), md["name"], -1), reverse=True)
     unhealthy = [p for p in condemned if p["metadata"].get("deletionTimestamp") or not _running_and_ready(p)]
     first_unhealthy = unhealthy[-1] if unhealthy else None
     parallel = spec.get("podManagementPolicy") == "Parallel"
@@ -892,6 +892,11 @@ def _statefulset_behind(sts: dict, pods: dict[str, dict]) -> str | None:
                 all(_running_and_ready(p) for p in own):
             return f"Pod {name} at revision {revision}, not yet rolled to {status['updateRevision']}"
     return None
+
+
+def _ordinal_or(pod_name: str, set_name: str, default: int) -> int:
+    found = _statefulset_ordinal(pod_name, set_name)
+    return default if found is None else found
 
 
 def _statefulset_ordinal(pod_name: str, set_name: str) -> int | None:
