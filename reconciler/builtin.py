@@ -160,6 +160,14 @@ class AdmissionForbidden(Rejection):
         return str(self.errors[0])
 
 
+def prepare_for_create(obj: dict) -> None:
+    """The registry strategies' ``PrepareForCreate`` where render's stand-ins read what it clears: a
+    StatefulSet's status is reset (k8s v1.35 pkg/registry/apps/statefulset/strategy.go: "create cannot
+    set status"), so a client cannot hand kube-controller-manager a ``collisionCount`` or counters."""
+    if obj.get("kind") == "StatefulSet" and meta.group_of(obj.get("apiVersion", "")) == "apps":
+        obj.pop("status", None)
+
+
 def admit_create(obj: dict) -> None:
     """The built-in admission plugins' refusals on CREATE (after defaulting, before webhooks): the
     Priority plugin refuses a Pod whose ``priorityClassName`` names a class the cluster does not have
@@ -298,6 +306,11 @@ def _validate_statefulset(sts: dict) -> list[FieldError]:
     for i, container in enumerate((template.get("spec") or {}).get("containers") or []):
         if not isinstance(container, dict) or not container.get("name"):  # ValidateContainers
             errors.append(FieldError(REQUIRED, f"spec.template.spec.containers[{i}].name"))
+        if not isinstance(container, dict) or not container.get("image"):  # validateContainerCommon, templates too
+            errors.append(FieldError(REQUIRED, f"spec.template.spec.containers[{i}].image"))
+    for i, container in enumerate((template.get("spec") or {}).get("initContainers") or []):
+        if not isinstance(container, dict) or not container.get("image"):
+            errors.append(FieldError(REQUIRED, f"spec.template.spec.initContainers[{i}].image"))
     restart_policy = (template.get("spec") or {}).get("restartPolicy", "Always")
     if restart_policy != "Always":
         errors.append(FieldError(NOT_SUPPORTED, "spec.template.spec.restartPolicy",

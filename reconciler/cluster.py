@@ -174,6 +174,7 @@ class Cluster:
             namespaced = kind != "Namespace"
             builtin.check_decodable(obj)
             obj = builtin.default(obj)
+            builtin.prepare_for_create(obj)
             builtin.admit_create(obj)
         if namespaced:
             if not obj["metadata"].get("namespace"):
