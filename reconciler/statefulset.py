@@ -83,7 +83,10 @@ class StatefulSetController:
 
     def related(self, obj: dict) -> list[tuple[str, str, str, str]]:
         """A pod maps to the StatefulSet named in its controller reference: when a pod of a deleted
-        set goes away, a new set of the same name may now create it."""
+        set goes away, a new set of the same name may now create it. This stands in for upstream's
+        retry, not its pod handlers: those resolve the reference by UID and skip the new set
+        (resolveControllerRef), whose create failed with AlreadyExists and is requeued with backoff.
+        In render every sync this adds is also triggered otherwise (see the equivalent mutants)."""
         if obj.get("kind") != "Pod":
             return []
         ref = next((r for r in obj["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
