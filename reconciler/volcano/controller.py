@@ -13,7 +13,9 @@ therefore: set a pod's ``status.phase`` to ``Failed`` (exit code in
 ``status.containerStatuses[0].state.terminated.exitCode``) or delete the pod, then ``settle()``.
 
 Requests whose policy gives a real action run one by one, in pod-name order; the plain syncs they
-and every other change ask for are coalesced into one sync at the end. Upstream counts one
+and every other change ask for are coalesced into one sync at the end - unless an action moved the
+Job's phase: then the next reconcile handles that action's own pod events before its sync, as
+upstream's queue does. Upstream counts one
 ``status.version`` bump per request in terminal phases, so after a Job has finished its version is
 not comparable with upstream's; before that it is.
 
@@ -115,7 +117,10 @@ class JobController:
                 target = Target(req.task, req.pod if action == keys.RESTART_POD else "") if req.task else None
                 state.execute(worker, current, action, target)
         current = worker.job()
-        if current is not None:
+        # After an action that moved the phase (a kill), upstream's queue holds the pod events of that kill before
+        # the OutOfSync of the Job's status update (killJob/killPods deletes first, then writes the status), so
+        # those are handled first - in the new phase: the next reconcile does so (pod requests, then OutOfSync).
+        if current is not None and _phase(current) == phase:
             state.execute(worker, current, keys.SYNC_JOB)
 
     @staticmethod
