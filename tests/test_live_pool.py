@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,12 @@ def test_lanes_run_their_profiles_side_by_side_each_with_its_own_barrier_and_bud
     assert "b1" in rec.seen["a2"] or "a1" in rec.seen["b1"] or "b1" in rec.seen["a1"]
 
 
+def _until(condition, seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def _floating(rec: Recorder, key: str, profile: str, lanes_bound: list[tuple[str, int]]) -> Job:
     """A job whose profile floats: ``bind(lane)`` notes the lane and gives the recorder's call."""
     call = rec.job(key, profile).call
@@ -140,6 +147,7 @@ def test_a_floating_profile_goes_whole_to_the_lane_that_runs_out_of_work_first()
     assert rec.started["a1"].wait(5) and rec.started["b1"].wait(5)
     # lane 0 has nothing left to start: it takes profile c (planned for lane 1), but the barrier
     # holds c back until a1 has finished; lane 1 still has b2, b3 to start, so d waits for a lane
+    _until(lambda: len(bound) >= 2)
     assert sorted(bound) == [("c1", 0), ("c2", 0)]
     assert not rec.started["c1"].wait(0.3), "profile c overlapped a on lane 0"
     rec.finish("a1")
@@ -148,6 +156,7 @@ def test_a_floating_profile_goes_whole_to_the_lane_that_runs_out_of_work_first()
     assert rec.started["b2"].wait(5)
     rec.finish("b2")
     assert rec.started["b3"].wait(5)
+    _until(lambda: ("d1", 1) in bound)  # the dispatcher claims on its next turn, after starting b3
     assert ("d1", 1) in bound, "lane 1 had nothing left to start and did not take profile d"
     assert not rec.started["d1"].wait(0.3), "profile d overlapped b on lane 1"
     rec.finish("b3")
