@@ -53,6 +53,10 @@ VERSION_AFTER_FINISH = "<bumped per kill request after the Job finished: timing-
 #: counts only the pods it deletes - whether one arrives before the outcome is read is timing too.
 _VOLCANO_COUNTERS = ("pending", "running", "succeeded", "failed", "terminating", "unknown", "taskStatusCount")
 COUNTERS_AFTER_FINISH = "<as of the last request after the Job finished: timing-dependent>"
+#: A Volcano Job resumed after Aborted (a ResumeJob Command) carries on from that timing-dependent version:
+#: its status.version and its pods' job-version annotation are not part of the contract either.
+VERSION_AFTER_RESUME = "<counted on from a version bumped after the Job finished: timing-dependent>"
+_VOLCANO_JOB_VERSION = "volcano.sh/job-version"
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the apiserver's generateName suffix (and render's)
 _NAME_TOKEN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -62,8 +66,34 @@ def normalize(objects: list[dict], status: bool = False) -> list[dict]:
     objects = _without_revisions_of_deleting_sets(objects)
     owners = {o["metadata"]["uid"]: _identity(o) for o in objects if o.get("metadata", {}).get("uid")}
     generated = _Generated(objects) if status else {}
-    out = [_normalize_one(o, owners, status, generated) for o in meta.clone(objects)]
+    objects = meta.clone(objects)
+    _mask_resumed_volcano_versions(objects)
+    out = [_normalize_one(o, owners, status, generated) for o in objects]
     return sorted(out, key=_sort_key)
+
+
+def _mask_resumed_volcano_versions(objects: list[dict]) -> None:
+    """A Volcano Job that was in a finished phase (a condition says so) and is not now: its version and
+    its pods' job-version annotation (see VERSION_AFTER_RESUME)."""
+    resumed = set()
+    for obj in objects:
+        if obj.get("kind") != "Job" or not (obj.get("apiVersion") or "").startswith("batch.volcano.sh/"):
+            continue
+        status = obj.get("status") or {}
+        if (status.get("state") or {}).get("phase") in _VOLCANO_FINISHED:
+            continue
+        if any(c.get("status") in _VOLCANO_FINISHED for c in status.get("conditions") or []):
+            resumed.add(obj["metadata"].get("uid"))
+            if "version" in status:
+                status["version"] = VERSION_AFTER_RESUME
+    if not resumed:
+        return
+    for obj in objects:
+        md = obj.get("metadata") or {}
+        annotations = md.get("annotations") or {}
+        if obj.get("kind") == "Pod" and _VOLCANO_JOB_VERSION in annotations and any(
+                r.get("controller") and r.get("uid") in resumed for r in md.get("ownerReferences") or []):
+            annotations[_VOLCANO_JOB_VERSION] = VERSION_AFTER_RESUME
 
 
 def _without_revisions_of_deleting_sets(objects: list[dict]) -> list[dict]:

@@ -56,8 +56,10 @@ def test_jobset_profile_needs_only_jobset():
 
 
 def test_volcano_profile_needs_the_volcano_job():
+    # ...and the Command (bus.volcano.sh), which rows create to suspend and resume a Job.
     assert missing_apis(FakeDiscovery(TRAINER_KINDS | JOBSET_KINDS), ["volcano-v1.12"]) == [
-        "batch.volcano.sh/v1alpha1 Job (needed by volcano-v1.12)"]
+        "batch.volcano.sh/v1alpha1 Job (needed by volcano-v1.12)",
+        "bus.volcano.sh/v1alpha1 Command (needed by volcano-v1.12)"]
 
 
 @pytest.mark.parametrize("managed_fields, ours", [

@@ -21,7 +21,13 @@ not comparable with upstream's; before that it is.
 
 Not modelled: PodGroups and the scheduler (a PodGroup is taken to be enqueued at once, except right
 after a kill, when upstream deletes and recreates it: pods are then recreated only from Pending),
-volumes/PVCs, ``dependsOn``, delayed actions (see policies), Commands.
+volumes/PVCs, ``dependsOn``, delayed actions (see policies).
+
+Commands (bus.volcano.sh/v1alpha1, job_controller.go / processNextCommand, v1.10.0-v1.12): the controller
+handles only a Command's creation, and only one whose ``target`` has apiVersion batch.volcano.sh/v1alpha1 and
+kind Job. It deletes the Command (so it runs at most once), records a Normal ``CommandIssued`` Event on the
+target Job when that Job exists, and queues a ``CommandIssued`` request carrying the Command's action for
+the Job named by ``target.name`` in the Command's namespace; applyPolicies returns that action as it is.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import logging
 from dataclasses import dataclass, field
 
 from .. import meta
+from ..cluster import NotFound
 from ..errors import Rejection
 from . import keys, plugins, state
 from .plugins import PluginError
@@ -87,14 +94,52 @@ def _view(pod: dict) -> PodView:
 
 
 class JobController:
-    watches = ((keys.GROUP, "Job"),)
+    watches = ((keys.GROUP, "Job"), (keys.BUS_GROUP, keys.COMMAND))
     #: Built-in kinds it reads (and creates) besides what it watches: see ``Controller.reads``.
     reads = (("", "Pod"), ("", "Service"), ("", "ConfigMap"), ("networking.k8s.io", "NetworkPolicy"))
 
     def __init__(self) -> None:
         self._seen: dict[str, Seen] = {}
+        #: Requests of handled Commands, per (namespace, job name), in arrival order.
+        self._commands: dict[tuple[str, str], list[Request]] = {}
 
-    def reconcile(self, cluster, job: dict) -> None:
+    @staticmethod
+    def _job_command(obj: dict) -> bool:
+        """The Command informer's filter: a target that is a batch.volcano.sh/v1alpha1 Job."""
+        target = obj.get("target") or {}
+        return target.get("apiVersion") == keys.API_VERSION and target.get("kind") == "Job"
+
+    def related(self, obj: dict) -> list[tuple[str, str, str, str]]:
+        """A Command wakes the Job it targets (its request is queued on that Job's worker)."""
+        if obj.get("kind") != keys.COMMAND or not self._job_command(obj):
+            return []
+        return [(keys.GROUP, "Job", obj["metadata"].get("namespace", ""), obj["target"]["name"])]
+
+    def reconcile(self, cluster, obj: dict) -> None:
+        if obj.get("kind") == keys.COMMAND:
+            self._command(cluster, obj)
+        else:
+            self._job(cluster, obj)
+
+    def _command(self, cluster, cmd: dict) -> None:
+        """processNextCommand: delete the Command, then queue its action as a CommandIssued request."""
+        if not self._job_command(cmd):
+            return
+        namespace, name = cmd["metadata"].get("namespace", ""), cmd["target"]["name"]
+        try:
+            cluster.delete(cmd)
+        except NotFound:
+            return  # already gone: upstream drops it
+        job = cluster.find(keys.GROUP, "Job", namespace, name)
+        if job is None:
+            return  # recordJobEvent finds no Job, and the worker drops a request for a Job not in its cache
+        cluster.record_event(job, "Normal", keys.COMMAND_ISSUED,
+                             f"Start to execute command {cmd.get('action', '')}, and clean it up to make sure "
+                             "executed not more than once.")
+        self._commands.setdefault((namespace, name), []).append(
+            Request(keys.COMMAND_ISSUED, action=cmd.get("action", "")))
+
+    def _job(self, cluster, job: dict) -> None:
         pods = {p["metadata"]["uid"]: _view(p) for p in self._pods(cluster, job)}
         phase = _phase(job)
         previous = self._seen.get(job["metadata"]["uid"])
@@ -105,6 +150,7 @@ class JobController:
             requests = self._pod_requests(job, previous.pods, pods)
             if job["spec"] != previous.spec or phase != previous.phase:
                 requests.append(Request(keys.OUT_OF_SYNC))  # updateJob only reacts to spec or phase
+        requests += self._commands.pop((job["metadata"].get("namespace", ""), job["metadata"]["name"]), [])
         if not requests:
             return
         worker = JobWorker(cluster, self, job["metadata"])

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 GROUP = "batch.volcano.sh"
 API_VERSION = "batch.volcano.sh/v1alpha1"
+#: bus.volcano.sh/v1alpha1 Command (what `vcctl job suspend` / `vcctl job resume` create).
+BUS_GROUP = "bus.volcano.sh"
+COMMAND = "Command"
 
 # Pod labels and annotations (shared/reference/volcano-jobset-restart.md §1.4).
 TASK_SPEC = "volcano.sh/task-spec"

@@ -1,6 +1,7 @@
 """applyPolicies: which action a lifecycle event triggers (job_controller_util.go, v1.12.0).
 
-Facts (shared/reference/volcano-jobset-restart.md §2.4): task-level policies of the event's task are
+Facts (shared/reference/volcano-jobset-restart.md §2.4): a request that carries an action (a Command's,
+CommandIssued) gets that action first; otherwise task-level policies of the event's task are
 tried first, then job-level ones; a policy matches when the event is in ``events ∪ {event}`` or that
 list has ``*``, or when its ``exitCode`` equals the event's exit code; the first match wins. Internal
 events (OutOfSync, CommandIssued, PodRunning) and stale requests (a pod of an older job version) give
@@ -28,9 +29,13 @@ class Request:
     pod: str = ""
     exit_code: int = 0
     job_version: int = 0
+    #: A Command's action (processNextCommand): applyPolicies returns it before looking at anything else.
+    action: str = ""
 
 
 def apply_policies(job: dict, req: Request) -> str:
+    if req.action:
+        return req.action
     if req.event in keys.INTERNAL_EVENTS or req.event == keys.POD_PENDING:
         return keys.SYNC_JOB
     if req.job_version < (job.get("status") or {}).get("version", 0):
