@@ -133,7 +133,7 @@ def test_an_admin_on_the_local_plane_can_judge_a_run(plane, api):
     assert found["rights"][0].startswith("ok all 15 checked")
     assert found["steering"][0].startswith("ok PodNodeSelector and PodTolerationRestriction steer")
     assert found["pods"][0].startswith("ok the harness's own kwok")
-    assert found["apis"] == ["info volcano-v1.12: 1 of 1 kinds not served yet; the reference operator installs them"]
+    assert found["apis"] == ["info volcano-v1.12: 2 of 2 kinds not served yet; the reference operator installs them"]
     assert found["skipped"] == ["ok volcano-v1.12: a volcano scheduler is there (the local plane binds for it)"]
     assert found["verdict"] == ["a run on this cluster can be judged"]
     # The steering probe leaves no namespace (deleted at once; gone shortly after).
@@ -151,7 +151,8 @@ def test_an_external_operator_that_is_not_installed_cannot_be_judged(plane):
     assert done.returncode == 1, done.stdout + done.stderr
     found = lines_of(done.stdout)
     assert found["apis"] == ["FAIL volcano-v1.12: not served - is its operator installed? "
-                             "batch.volcano.sh/v1alpha1 Job (needed by volcano-v1.12)"]
+                             "batch.volcano.sh/v1alpha1 Job (needed by volcano-v1.12); "
+                             "bus.volcano.sh/v1alpha1 Command (needed by volcano-v1.12)"]
     assert found["rights"][0].startswith("ok all 6 checked")
     assert found["steering"] == ["info not needed: the cluster's own nodes run the pods"]
     assert found["skipped"][0].startswith("WARN every row whose pods must start")
