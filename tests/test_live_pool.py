@@ -165,6 +165,38 @@ def test_a_floating_profile_goes_whole_to_the_lane_that_runs_out_of_work_first()
     assert "c1" not in rec.seen["c2"] and not {"b1", "b2", "b3"} & rec.seen["d1"], "a lane ran two cases beside 1 worker"
 
 
+def test_an_idle_lane_takes_over_the_later_half_of_another_lanes_unstarted_cases():
+    rec, bound = Recorder(), []
+    fixed = rec.job("a1", "a")
+    jobs = [Job(fixed.key, fixed.profile, fixed.demand, fixed.call, lane=0)]
+    jobs += [_floating(rec, f"c{i}", "c", bound) for i in range(1, 6)]
+    pool = LivePool(jobs, workers=1, budget={}, lanes=[0, 1]).start()
+    assert rec.started["a1"].wait(5) and rec.started["c1"].wait(5)
+    assert sorted(bound) == [(f"c{i}", 1) for i in range(1, 6)], "lane 1 had nothing to start and took profile c"
+    rec.finish("a1")
+    # lane 0 is idle and c2..c5 wait on lane 1 (4 >= 2 x 1 worker): it takes the later two
+    _until(lambda: ("c4", 0) in bound and ("c5", 0) in bound)
+    assert rec.started["c4"].wait(5), "the idle lane did not start the cases it took over"
+    assert ("c2", 0) not in bound and ("c3", 0) not in bound
+    assert "c1" in rec.seen["c4"], "c4 ran beside c1: on the other lane"
+    _finish_all(rec, pool, ["c1", "c2", "c3", "c4", "c5"])
+    assert "c4" not in rec.seen["c5"], "a lane ran two cases beside 1 worker"
+
+
+def test_a_lane_takes_nothing_over_when_too_little_is_left():
+    rec, bound = Recorder(), []
+    fixed = rec.job("a1", "a")
+    jobs = [Job(fixed.key, fixed.profile, fixed.demand, fixed.call, lane=0)]
+    jobs += [_floating(rec, f"c{i}", "c", bound) for i in range(1, 3)]
+    pool = LivePool(jobs, workers=1, budget={}, lanes=[0, 1]).start()
+    assert rec.started["a1"].wait(5) and rec.started["c1"].wait(5)
+    rec.finish("a1")
+    assert pool.result("a1") == "a1"
+    time.sleep(0.3)
+    assert ("c2", 0) not in bound, "one case left is not worth an operator switch"
+    _finish_all(rec, pool, ["c1", "c2"])
+
+
 def test_without_lanes_to_float_between_nothing_floats():
     rec, bound = Recorder(), []
     pool = LivePool([rec.job("a1", "a"), _floating(rec, "c1", "c", bound)], workers=4, budget={}).start()

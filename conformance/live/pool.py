@@ -132,6 +132,9 @@ class Job:
     #: profile, whole, to the first lane that has nothing else left to start (see
     #: :meth:`LivePool._claim`), and then calls ``bind(lane)`` for each of its jobs.
     bind: Callable[[int], Callable[[], Any]] | None = None
+    #: ``bind`` kept once the job is placed: a lane that runs out of work may still take it over
+    #: while it has not started (see :meth:`LivePool._steal`).
+    rebind: Callable[[int], Callable[[], Any]] | None = None
     #: Relative cost, for progress estimates.
     cost: float = 1.0
     done: threading.Event = field(default_factory=threading.Event)
@@ -214,13 +217,37 @@ class LivePool:
         for lane in self._lanes:
             floating = [job for job in self._pending if job.bind is not None]
             if not floating:
-                return
+                break
             if any(job.lane == lane and job.bind is None for job in self._pending):
                 continue
             profile = floating[0].profile
             for job in floating:
                 if job.profile == profile:
-                    job.lane, job.call, job.bind = lane, job.bind(lane), None
+                    job.lane, job.call, job.rebind, job.bind = lane, job.bind(lane), job.bind, None
+        self._steal()
+
+    def _steal(self) -> None:
+        """Once no floating profile is left, a lane with nothing left to start takes over the later
+        half of the cases another lane has yet to start of one profile - when there are at
+        least ``2 x workers`` of them, so the operator switch it costs is worth it: otherwise the
+        last profile of a run goes on alone on one cluster while the other stands idle (38 s of a
+        13-minute table)."""
+        if any(job.bind is not None for job in self._pending):
+            return
+        for lane in self._lanes:
+            if any(job.lane == lane for job in self._pending + self._running):
+                continue  # work left, or still finishing it (its stolen cases would wait for that)
+            donors: dict[tuple[int, str], list[Job]] = {}
+            for job in self._pending:
+                if job.rebind is not None and job.lane != lane:
+                    donors.setdefault((job.lane, job.profile), []).append(job)
+            if not donors:
+                return
+            jobs = max(donors.values(), key=len)
+            if len(jobs) < 2 * self.workers:
+                continue
+            for job in jobs[len(jobs) - len(jobs) // 2:]:
+                job.lane, job.call = lane, job.rebind(lane)
 
     def _next_startable(self) -> Job | None:
         self._claim()
