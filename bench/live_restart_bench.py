@@ -57,8 +57,7 @@ def client(event: dict) -> str:
     agent = event.get("userAgent", "")
     if agent.startswith("kube-controller-manager"):
         return "kcm/" + agent.rsplit("/", 1)[-1]
-    product = agent.split("/", 1)[0]
-    return "python client (harness, operator)" if product == "OpenAPI-Generator" else product
+    return agent.split("/", 1)[0]  # training-conformance-harness, training-conformance-operator, kwok ...
 
 
 def audit_report(log: Path, start: float, end: float) -> None:
@@ -76,7 +75,7 @@ def audit_report(log: Path, start: float, end: float) -> None:
                 what = ref.get("resource", "") + ("/" + ref["subresource"] if ref.get("subresource") else "")
                 events.append((at - start, client(event), event["verb"], what))
     phases = [
-        ("Jobs deleted (Foreground)", lambda c, v, w: v == "delete" and w == "jobs" and c.startswith("python")),
+        ("Jobs deleted (Foreground)", lambda c, v, w: v == "delete" and w == "jobs" and c == "training-conformance-operator"),
         ("Job controller: pods' finalizers removed", lambda c, v, w: c == "kcm/job-controller" and v == "patch" and w == "pods"),
         ("garbage collector deletes pods", lambda c, v, w: c == "kcm/generic-garbage-collector" and v == "delete" and w == "pods"),
         ("old Jobs released (foregroundDeletion off)", lambda c, v, w: c == "kcm/generic-garbage-collector" and v == "patch" and w == "jobs"),

@@ -26,7 +26,7 @@ def test_phases_and_clients_come_from_the_log_within_the_step(tmp_path, capsys):
     log = tmp_path / "audit.log"
     log.write_text("\n".join([
         _event("2026-11-27T00:00:00.5Z", KCM + "job-controller", "create", "pods"),  # before the step
-        _event("2026-11-27T00:00:02Z", "OpenAPI-Generator/33.1.0/python", "delete", "jobs"),
+        _event("2026-11-27T00:00:02Z", "training-conformance-operator/jobset-v0.12", "delete", "jobs"),
         _event("2026-11-27T00:00:03Z", KCM + "generic-garbage-collector", "delete", "pods"),
         _event("2026-11-27T00:00:05Z", KCM + "generic-garbage-collector", "delete", "pods"),
         _event("2026-11-27T00:00:06Z", "kwok/v0.8.0", "patch", "pods", "status"),

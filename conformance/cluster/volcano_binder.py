@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     # The plane stops us with SIGTERM: exit through SystemExit so that atexit runs - the kubernetes
     # client removes there the temporary file it wrote the kubeconfig's CA data to.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    binder = Binder(Api.from_kubeconfig(args.kubeconfig))
+    binder = Binder(Api.from_kubeconfig(args.kubeconfig, user_agent="training-conformance-volcano-binder"))
     _serve_health(args.health_port, binder.ready)
     binder.run()
     return 0

@@ -3,7 +3,7 @@
 Step by step (each bounded by a timeout):
 
 1. every namespace the case uses gets a fresh live namespace (:mod:`.isolation`), and the case
-   waits (watching) for its ``default`` ServiceAccount - Pods are refused without it;
+   waits for its ``default`` ServiceAccount in the informers' cache - Pods are refused without it;
    cluster-scoped inputs left over by an interrupted run are deleted first;
 2. inputs are created one by one in render's order (:func:`reconciler.apply_order`), as
    ``kubectl create`` would; a refusal becomes a rejection with the apiserver's code, reason and
@@ -17,7 +17,7 @@ Step by step (each bounded by a timeout):
    resources (:mod:`.gozero`) and platform fields (:mod:`.platform`) dropped, keys ordered like
    render's (:mod:`.keyorder`);
 5. namespaces are deleted in the background; cluster-scoped inputs are deleted and waited for,
-   since the next case may create the same names.
+   since the next case may create the same names (both read in the informers' cache where it has them).
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class CaseRun:
         self.holding: set[str] = set()
         #: runtime_cache.input_key of every input created so far (all steps).
         self.created: set[tuple] = set()
+        #: ... and of every input the apiserver refused (never there: cleanup leaves it alone).
+        self.refused: set[tuple] = set()
         self._applied_at = time.monotonic()
         #: Seconds without any event that end a settle (see steady.py), and the longest a settle may take.
         self.quiet = session.settings.quiet
@@ -107,13 +109,19 @@ class CaseRun:
         self._wait_service_accounts(exclude=namespace_inputs)
 
     def _wait_service_accounts(self, exclude: set) -> None:
-        sa = self.api.must_resource("v1", "ServiceAccount")
-        for original, live in self.names.forward.items():
-            if original in exclude:
-                continue
-            wait_until(self.api, sa, lambda items: any(i["metadata"]["name"] == "default" for i in items),
-                       self.session.settings.steady_timeout, namespace=live,
-                       what=f"ServiceAccount default in {live} (kube-controller-manager creates it)")
+        """Wait for each new namespace's ``default`` ServiceAccount, as the session's informer sees it
+        (a LIST and a WATCH per namespace cost kube-apiserver a twentieth of a live table's requests)."""
+        waiting = [live for original, live in self.names.forward.items() if original not in exclude]
+        cache = self.session.cache
+
+        def missing() -> list[str]:
+            return [f"ServiceAccount default in {live} (kube-controller-manager creates it)" for live in waiting
+                    if cache.get(("", "ServiceAccount", live, "default")) is None]
+
+        left = self.session.activity.wait(waiting, missing, 0.0, self.session.settings.steady_timeout,
+                                          since=time.monotonic())
+        if left:
+            raise TimeoutError(f"no {left[0]} after {self.session.settings.steady_timeout:.0f}s")
 
     def _apply(self, outcome: Outcome) -> None:
         for obj in sorted(self.manifests, key=reconciler.apply_order):
@@ -134,6 +142,7 @@ class CaseRun:
                 self._create(obj, body)
             except ApiError as exc:
                 outcome.rejections.append(self._rejection(obj, exc))
+                self.refused.add(runtime_cache.input_key(obj))
                 continue
             self.created.add(runtime_cache.input_key(obj))
             if obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1":
@@ -236,7 +245,7 @@ class CaseRun:
             name = obj["metadata"]["name"]
             if obj.get("kind") == "Namespace":
                 name = self.names.live(name)
-            found = self.api.get(resource, None, name) if resource else None
+            found = self._read_cluster_scoped(obj, resource, name) if resource else None
             if found is not None:
                 objects += _typed([found], resource)
         outcome.input_errors += self._unsteered(objects)
@@ -297,6 +306,9 @@ class CaseRun:
                 continue
             if not (gozero.is_custom(obj) or keep_namespaces):
                 continue
+            key = runtime_cache.input_key(obj)
+            if key in self.refused and key not in self.created:
+                continue  # refused at creation: nothing to delete (a DELETE would be a 404)
             try:
                 self.api.delete(resource, self.names.live((obj.get("metadata") or {}).get("namespace") or "default"),
                                 name, propagation="Background")
@@ -319,7 +331,7 @@ class CaseRun:
             key = _shared_key(obj)
             if key in self.holding:
                 self.holding.discard(key)
-                self.session.shared.release(key, lambda o=obj: self._delete_input(o, foreign))
+                self.session.shared.release(key, lambda o=obj: self._delete_input(o, foreign, ours=True))
             else:
                 self.session.shared.when_unused(key, lambda o=obj: self._delete_input(o, foreign))
         if foreign:
@@ -327,20 +339,56 @@ class CaseRun:
                                f"(field manager {FIELD_MANAGER}); the case needs the name(s) for its own inputs and "
                                f"never touches the cluster's objects - remove them or use another cluster")
 
-    def _delete_input(self, obj: dict, foreign: list[str]) -> None:
+    def _cached_key(self, resource, name: str) -> tuple | None:
+        """The session cache's key of a cluster-scoped object, when an informer keeps its kind there."""
+        key = (resource.group, resource.kind, "", name)
+        return key if self.session.cache.holds(resource.group, resource.kind) else None
+
+    def _read_cluster_scoped(self, obj: dict, resource, name: str) -> dict | None:
+        """A cluster-scoped object as the informers last saw it (the case is steady, so the cache is
+        what a GET would return); from the API when no informer keeps its kind, or when the cache
+        has not seen an input this case created yet."""
+        key = self._cached_key(resource, name)
+        found = self.session.cache.get(key) if key else None
+        if found is not None:
+            return meta.clone(found)
+        return self.api.get(resource, None, name)
+
+    def _delete_input(self, obj: dict, foreign: list[str], ours: bool = False) -> None:
+        """Delete one cluster-scoped input (``ours``: this case created it) and wait until it is
+        gone - read from, and waited for in, the informers' cache when it holds the object (a GET,
+        a LIST and a WATCH per case were a tenth of a trainer table's requests). A leftover is
+        looked for in the cache only: the informers listed every object when the profile started,
+        and saw every create since. One of ours the cache has not seen yet is read from the API,
+        and its deletion waited for there."""
         resource = self.api.resource(obj["apiVersion"], obj["kind"])
         name = (obj.get("metadata") or {}).get("name")
         if resource is None or not name:
             return
-        existing = self.api.get(resource, None, name)
+        key = self._cached_key(resource, name)
+        cache = self.session.cache
+        existing = cache.get(key) if key else None
+        if existing is None:
+            key = None  # not in the cache: its deletion is waited for through the API
+            if self._cached_key(resource, name) is None or ours:
+                existing = self.api.get(resource, None, name)
         if existing is None:
             return
         if not external.created_by_harness(existing, FIELD_MANAGER):
             foreign.append(f"{obj['kind']} {name}")
             return
-        if self.api.delete(resource, None, name, propagation="Background") is not None:
+        if self.api.delete(resource, None, name, propagation="Background") is None:
+            return
+        what = f"{obj['kind']} {name} to be deleted"
+        timeout = self.session.settings.steady_timeout
+        if key is None:
             wait_until(self.api, resource, lambda items, n=name: all(i["metadata"]["name"] != n for i in items),
-                       self.session.settings.steady_timeout, what=f"{obj['kind']} {name} to be deleted")
+                       timeout, what=what)
+            return
+        left = self.session.activity.wait([""], lambda: [] if cache.get(key) is None else [what], 0.0, timeout,
+                                          since=time.monotonic())
+        if left:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
 def _shared_key(obj: dict) -> str:

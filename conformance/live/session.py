@@ -185,7 +185,7 @@ class LiveSession:
             self.plane = LocalControlPlane(start_timeout=self.settings.start_timeout, nodes=nodes).up()
             kubeconfig = str(self.plane.kubeconfig)
         self.kubeconfig = kubeconfig
-        self.api = Api.from_kubeconfig(kubeconfig)
+        self.api = Api.from_kubeconfig(kubeconfig, user_agent="training-conformance-harness")
         if self.settings.pod_lifecycle == "harness":
             from ..cluster.podlife import HarnessPods, node_capacity
             pods = HarnessPods(self.api, Path(kubeconfig), run_id=f"{self.run_token}{self.lane}",
@@ -225,7 +225,9 @@ class LiveSession:
         self.timings[f"operator {profile}"] = time.monotonic() - started
 
     def _start_informers(self, profile) -> None:
-        kinds = [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(profile.crd_dirs)] + builtin_kinds() + [("v1", "Event")]
+        # ServiceAccounts too: a case waits for its namespaces' default one (case.py) in this cache.
+        kinds = [(f"{g}/{v}", k) for g, v, k in crd_files.schemas(profile.crd_dirs)] + builtin_kinds() + [
+            ("v1", "Event"), ("v1", "ServiceAccount")]
         self.cache = Cache()
         for api_version, kind in kinds:
             resource = self.api.resource(api_version, kind)

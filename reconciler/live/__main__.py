@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    api = Api.from_kubeconfig(args.kubeconfig)
+    api = Api.from_kubeconfig(args.kubeconfig, user_agent=f"training-conformance-operator/{args.profile}")
     operator = Operator(api, args.profile)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
