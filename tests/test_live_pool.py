@@ -251,6 +251,40 @@ def test_a_cluster_that_does_not_come_up_fails_every_case_with_its_error(monkeyp
         live.stop_pool()
 
 
+def test_a_profile_with_a_slow_case_floats_before_heavier_ones(monkeypatch):
+    from conformance.backends import live
+
+    captured = {}
+
+    class Pool:
+        def __init__(self, jobs, workers, budgets=None, lanes=None):
+            captured["jobs"], self.listeners = jobs, []
+
+        def start(self):
+            return self
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(live, "LivePool", Pool)
+    monkeypatch.setattr(live, "_start_progress", lambda pool, jobs: None)
+    monkeypatch.setattr(live, "_capacity", lambda profile, lane: {"pods": 100.0})
+    monkeypatch.setattr(live, "_demand", lambda case, label, profile: Demand())
+    monkeypatch.setattr(live.session, "max_lanes", lambda: 2)
+    quick = type("Case", (), {"steps": None, "inputs": []})()
+    slow = type("Case", (), {"steps": [type("Step", (), {"repeat": 1, "live_timeout": 180})()], "inputs": []})()
+    # costs a 10, b 9 (each lane starts with one), c 6, e 3, d 1 - but d has a case that may take minutes
+    cases = ([(f"a{i}", quick, "a") for i in range(10)] + [(f"b{i}", quick, "b") for i in range(9)]
+             + [(f"c{i}", quick, "c") for i in range(6)] + [("d0", slow, "d")] + [(f"e{i}", quick, "e") for i in range(3)])
+    try:
+        live.start_pool(cases, workers=2)
+        floating = [job.profile for job in captured["jobs"] if job.bind is not None]
+        assert list(dict.fromkeys(floating)) == ["d", "c", "e"]
+    finally:
+        live.stop_pool()
+        live.session.close()
+
+
 def test_a_case_error_reaches_its_test_and_the_rest_go_on():
     ok = Job("ok", "p", Demand(), lambda: "fine")
     bad = Job("bad", "p", Demand(), lambda: (_ for _ in ()).throw(RuntimeError("webhook down")))

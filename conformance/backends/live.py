@@ -104,7 +104,11 @@ def start_pool(cases: list[tuple[str, object, str]], workers: int) -> None:
     # Float only between lanes that are alike: all up, with the same nodes (this run's local planes).
     floats = len(lanes) > 1 and not failures and all(capacities[lane] == capacities[lanes[0]] for lane in lanes)
     if floats:
-        rank = {p: i for i, p in enumerate(heaviest)}
+        # Profiles with a case that may take minutes float first: as the last profile of a run, one
+        # such case was all that still ran (mpi-operator-v0.6: a deletion that waits for
+        # kube-controller-manager's 30-s garbage-collector resync, 39 s alone on one plane).
+        slow = {profile for _, case, profile in cases if any(s.live_timeout for s in case.steps or [])}
+        rank = {p: i for i, p in enumerate(sorted(heaviest, key=lambda p: (p not in slow, -cost[p], p)))}
         order = sorted(range(len(cases)), key=lambda i: rank[cases[i][2]])  # stable: keeps liveTimeout first
         cases, demands = [cases[i] for i in order], [demands[i] for i in order]
 

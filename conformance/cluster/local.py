@@ -105,8 +105,25 @@ KCM_JOB_SYNCS = ["--concurrent-job-syncs=16"]
 #: JobSet's headless Service: thousands of EndpointSlice writes per restart, ~10% of the
 #: apiserver's requests in a live table run). Nothing resolves names on fake Nodes and no row reads
 #: Endpoints, so they only cost time; a user's cluster keeps them.
-KCM_CONTROLLERS = ["--controllers=*,-endpoints-controller,-endpointslice-controller,"
-                   "-endpointslice-mirroring-controller"]
+#: Also left out: the controllers of kinds no row creates and no kwok Node needs (Deployments,
+#: ReplicaSets, DaemonSets, CronJobs, PodDisruptionBudgets, autoscalers, volumes and claims,
+#: DRA claims, certificate requests, cloud load balancers and routes). Most of them watch every
+#: Pod, and the live table is CPU-bound on 2 cores, so each pod event they look at is time the
+#: table waits; and the root CA publisher, which writes a ConfigMap into each case's namespace
+#: (one in every 55 requests of a trainer table; kwok's pods mount nothing).
+KCM_CONTROLLERS = ["--controllers=" + ",".join(["*"] + [f"-{name}-controller" for name in (
+    "endpoints", "endpointslice", "endpointslice-mirroring",
+    "deployment", "replicaset", "replicationcontroller", "daemonset", "cronjob", "disruption",
+    "horizontal-pod-autoscaler", "persistentvolume-attach-detach", "persistentvolume-binder",
+    "persistentvolume-expander", "persistentvolume-protection", "persistentvolumeclaim-protection",
+    "ephemeral-volume", "volumeattributesclass-protection", "resourceclaim", "root-ca-certificate-publisher",
+    "certificatesigningrequest-approving", "certificatesigningrequest-cleaner",
+    "certificatesigningrequest-signing", "podcertificaterequest-cleaner", "service-lb", "node-route",
+    "cloud-node-lifecycle")])]
+#: kube-apiserver on this plane: no API Priority and Fairness (one client set, nothing to be fair
+#: between; classifying and queueing each request costs CPU), and no LimitRanger admission (no row
+#: has a LimitRange, and with none cached it LISTs them for every new namespace - once per case).
+APISERVER_TUNING = ["--enable-priority-and-fairness=false", "--disable-admission-plugins=LimitRanger"]
 #: The Job controller's waits, shortened on this throw-away plane only (the wrapper's
 #: kube-controller-manager reads them, tools/kube/cmd/kube-controller-manager/main.go; unset, as on
 #: any real cluster, upstream's stay). Upstream batches a Job's pod updates for 1 s and waits 10 s
@@ -489,7 +506,7 @@ class LocalControlPlane:
                 f"--service-account-key-file={pki.sa_pub}", f"--service-account-signing-key-file={pki.sa_key}",
                 f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
                 "--authorization-mode=Node,RBAC", "--allow-privileged=true",
-                "--endpoint-reconciler-type=none", "--profiling=false", *HTTP2_STREAMS,
+                "--endpoint-reconciler-type=none", "--profiling=false", *HTTP2_STREAMS, *APISERVER_TUNING,
                 # On SIGTERM, end open watches instead of waiting for them: otherwise the HTTP
                 # server's shutdown waits out --request-timeout (60 s) while kube-controller-manager,
                 # kube-scheduler and kwok keep watching (measured: restart 14 s -> 5 s).
