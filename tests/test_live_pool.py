@@ -165,13 +165,19 @@ def test_a_floating_profile_goes_whole_to_the_lane_that_runs_out_of_work_first()
     assert "c1" not in rec.seen["c2"] and not {"b1", "b2", "b3"} & rec.seen["d1"], "a lane ran two cases beside 1 worker"
 
 
-def test_an_idle_lane_takes_over_the_later_half_of_another_lanes_unstarted_cases():
-    rec, bound = Recorder(), []
+def _one_fixed_then_floating(rec: Recorder, bound: list, floating: int) -> LivePool:
+    """Lane 0: case a1 of its own; profile c (c1..c<floating>) floats and goes to the idle lane 1."""
     fixed = rec.job("a1", "a")
     jobs = [Job(fixed.key, fixed.profile, fixed.demand, fixed.call, lane=0)]
-    jobs += [_floating(rec, f"c{i}", "c", bound) for i in range(1, 6)]
+    jobs += [_floating(rec, f"c{i}", "c", bound) for i in range(1, floating + 1)]
     pool = LivePool(jobs, workers=1, budget={}, lanes=[0, 1]).start()
     assert rec.started["a1"].wait(5) and rec.started["c1"].wait(5)
+    return pool
+
+
+def test_an_idle_lane_takes_over_the_later_half_of_another_lanes_unstarted_cases():
+    rec, bound = Recorder(), []
+    pool = _one_fixed_then_floating(rec, bound, 5)
     assert sorted(bound) == [(f"c{i}", 1) for i in range(1, 6)], "lane 1 had nothing to start and took profile c"
     rec.finish("a1")
     # lane 0 is idle and c2..c5 wait on lane 1 (4 >= 2 x 1 worker): it takes the later two
@@ -185,11 +191,7 @@ def test_an_idle_lane_takes_over_the_later_half_of_another_lanes_unstarted_cases
 
 def test_a_lane_takes_nothing_over_when_too_little_is_left():
     rec, bound = Recorder(), []
-    fixed = rec.job("a1", "a")
-    jobs = [Job(fixed.key, fixed.profile, fixed.demand, fixed.call, lane=0)]
-    jobs += [_floating(rec, f"c{i}", "c", bound) for i in range(1, 3)]
-    pool = LivePool(jobs, workers=1, budget={}, lanes=[0, 1]).start()
-    assert rec.started["a1"].wait(5) and rec.started["c1"].wait(5)
+    pool = _one_fixed_then_floating(rec, bound, 2)
     rec.finish("a1")
     assert pool.result("a1") == "a1"
     time.sleep(0.3)
